@@ -1,0 +1,32 @@
+/** The GFFS field contract (spec 2.1): the only fields that filters may name and attributes may carry. */
+export const CONTRACT_FIELDS = [
+  'type',
+  'title',
+  'name',
+  'displayDate',
+  'jurisdiction',
+  'localIdentifier',
+  'localType',
+  'authority',
+  'status',
+] as const
+
+export type ContractField = (typeof CONTRACT_FIELDS)[number]
+
+/** The contract fields that are attributes; `type` is the resource type instead. */
+export const ATTRIBUTE_FIELDS = CONTRACT_FIELDS.filter(
+  (field): field is Exclude<ContractField, 'type'> => field !== 'type',
+)
+export type AttributeField = (typeof ATTRIBUTE_FIELDS)[number]
+
+/** Top-level public snapshot keys that `changedKeys` may list. */
+export type PublicKey = ContractField | 'texts'
+export const PUBLIC_KEYS: readonly PublicKey[] = [...CONTRACT_FIELDS, 'texts']
+
+const contractFieldSet: ReadonlySet<string> = new Set(CONTRACT_FIELDS)
+export function isContractField(name: string): name is ContractField {
+  return contractFieldSet.has(name)
+}
+
+/** Resource type of an entity whose public snapshot has no type (spec 1). */
+export const EMPTY_ENTITY_TYPE = 'entity'
