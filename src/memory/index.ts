@@ -1,0 +1,2 @@
+export { createMemoryStore, type MemoryStore } from './memory-store.js'
+export { createMemoryBlobStore } from './memory-blob-store.js'

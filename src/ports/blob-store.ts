@@ -1,0 +1,19 @@
+/** An inclusive byte range, as in an HTTP `Range` header. */
+export interface ByteRange {
+  start: number
+  end: number
+}
+
+export interface BlobInfo {
+  size: number
+  /** Changes whenever the bytes change (an HTTP entity tag without quotes). */
+  version: string
+}
+
+/** Where rendition bytes are kept, by rendition id. */
+export interface BlobStore {
+  put(key: string, bytes: Uint8Array): Promise<void>
+  stat(key: string): Promise<BlobInfo | null>
+  /** A stream of the bytes (of `range` when given), or null when there is no such blob. */
+  get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>
+}

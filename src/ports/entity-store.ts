@@ -1,0 +1,47 @@
+import type { StoredChange, StoredEntity } from '../contract/entity.js'
+import type { GffsQuery } from '../gffs/types.js'
+
+export interface ListEntitiesQuery {
+  /** Qualifiers only; null lists every canonical entity. */
+  filter: GffsQuery | null
+  /** Exclusive keyset cursor: the last id of the previous page. */
+  after: string | null
+  limit: number
+}
+
+export interface EntityPage {
+  /** Canonical entities in id order. */
+  entities: StoredEntity[]
+  /** Whether another matching entity follows the last one on this page. */
+  hasMore: boolean
+}
+
+export interface ListChangesQuery {
+  filter: GffsQuery
+  /** Exclusive cursor: a change id from a previous page, or null for the start of the feed. */
+  after: string | null
+  limit: number
+  /** At most this many records of the feed are scanned after `after`, matching or not. */
+  window: number
+}
+
+export interface ChangePage {
+  /** Matching changes in feed order. */
+  changes: StoredChange[]
+  /** The id of the last record scanned; `after` when nothing new was scanned. */
+  cursor: string | null
+  /** Whether the scan stopped before the head of the feed. */
+  hasMore: boolean
+}
+
+/** The read side of a store. Implementations must not expose anything outside the public snapshot. */
+export interface EntityStore {
+  listEntities(query: ListEntitiesQuery): Promise<EntityPage>
+  /** The entity with this id in any state, or null when it never existed. */
+  getEntity(id: string): Promise<StoredEntity | null>
+  listChanges(query: ListChangesQuery): Promise<ChangePage>
+  /** The id of the newest change visible to readers, or null for an empty feed. */
+  feedHead(): Promise<string | null>
+  /** Whether a change id could have come from this store (its cursor format). */
+  isChangeId(id: string): boolean
+}

@@ -1,0 +1,6 @@
+export type * from './entity-store.js'
+export type * from './auth.js'
+export type * from './rate-limiter.js'
+export type * from './blob-store.js'
+export { WarehouseError } from './warehouse.js'
+export type { EntityRecord, WarehouseOperation, ChangeSummary, OperationResult, Warehouse, WarehouseErrorCode } from './warehouse.js'

@@ -1,0 +1,26 @@
+import type { ChangeType, PublicSnapshot, StoredEntity } from '../contract/entity.js'
+
+export interface NewChange {
+  entityId: string
+  changeType: ChangeType
+  changedKeys: string[]
+  mergedInto: string | null
+  recordedAt: string
+  snapshot: PublicSnapshot
+}
+
+/** What a store offers the warehouse inside one write transaction. */
+export interface WarehouseTransaction {
+  getEntity(id: string): Promise<StoredEntity | null>
+  /** `privateSnapshot` undefined keeps the stored one. */
+  putEntity(entity: StoredEntity, privateSnapshot: Record<string, unknown> | undefined): Promise<void>
+  appendChange(change: NewChange): Promise<void>
+}
+
+/**
+ * A store's write primitive. Transactions must be serialized with every other writer, so that
+ * change records commit in feed order (the feed is gapless) and merge checks see no concurrent merge.
+ */
+export interface WarehouseBackend {
+  transaction<T>(work: (tx: WarehouseTransaction) => Promise<T>): Promise<T>
+}
