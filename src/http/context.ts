@@ -1,0 +1,20 @@
+import type { BlobStore } from '../ports/blob-store.js'
+import type { EntityStore } from '../ports/entity-store.js'
+import type { Links } from './links.js'
+
+/** What every endpoint handler gets: the parsed request and the registry's services. */
+export interface RequestContext {
+  request: Request
+  url: URL
+  /** Path parameters, percent-encoded as in the request. */
+  params: Record<string, string>
+  links: Links
+  /** A HEAD request: answer the headers of GET and skip work only the body needs. */
+  head: boolean
+  store: EntityStore
+  blobs: BlobStore | undefined
+  /** How many change records one changes request scans at most. */
+  changesWindow: number
+}
+
+export type EndpointHandler = (context: RequestContext) => Promise<Response>

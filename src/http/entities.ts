@@ -1,0 +1,61 @@
+import type { StoredEntity } from '../contract/entity.js'
+import { isEntityId } from '../contract/ids.js'
+import type { EntityStore } from '../ports/entity-store.js'
+import { MAX_MERGE_HOPS } from '../warehouse/operations.js'
+import type { RequestContext } from './context.js'
+import { entityResource } from './documents.js'
+import { HttpError } from './errors.js'
+import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
+import { jsonApiResponse, pagingHeaders } from './responses.js'
+
+/** GET /v1/entities: canonical entities in id order, keyset-paged. */
+export async function listEntities({ url, links, store }: RequestContext): Promise<Response> {
+  checkParameters(url, ['filter', 'page[after]', 'page[limit]'])
+  const filter = parseFilterParameter(url, 'filter', { allowFreeText: false, required: false })
+  const { after, limit } = parsePageParameters(url, isEntityId)
+  // The head is read first: a client following the feed from it misses nothing this page predates.
+  const feedHead = await store.feedHead()
+  const page = await store.listEntities({ filter: filter?.query ?? null, after, limit })
+  const cursor = page.entities.at(-1)?.id ?? null
+  const next =
+    page.hasMore && cursor !== null
+      ? links.withQuery('/v1/entities', [
+          ...(filter ? [['filter', filter.raw] as [string, string]] : []),
+          ['page[after]', cursor],
+          ['page[limit]', String(limit)],
+        ])
+      : undefined
+  const document = {
+    links: { self: links.withQuery('/v1/entities', url.searchParams), ...(next ? { next } : {}) },
+    data: page.entities.map((entity) => entityResource(entity, links)),
+    meta: { cursor },
+  }
+  return jsonApiResponse(document, 200, pagingHeaders(next, feedHead))
+}
+
+/** GET /v1/entities/{id}: the entity, following merges to the canonical one. */
+export async function getEntity({ url, params, links, store }: RequestContext): Promise<Response> {
+  checkParameters(url, [])
+  const id = requireEntityId(params.id)
+  const entity = await resolveEntity(store, id)
+  const document = { links: { self: links.entity(id) }, data: entityResource(entity, links) }
+  return jsonApiResponse(document, 200, entity.id === id ? {} : { 'Content-Location': links.entity(entity.id) })
+}
+
+export function requireEntityId(id: string | undefined): string {
+  if (id === undefined || !isEntityId(id)) throw new HttpError('invalid_id', 'the entity id must match [0-9a-z]+', 'id')
+  return id
+}
+
+/**
+ * The entity an id stands for: merges are followed up to MAX_MERGE_HOPS; a longer chain, a cycle, a
+ * missing link or a drained entity is not found. A tombstone is found (with an empty snapshot).
+ */
+export async function resolveEntity(store: EntityStore, id: string): Promise<StoredEntity> {
+  let entity = await store.getEntity(id)
+  for (let hops = 0; entity?.state === 'merged'; hops++) {
+    entity = hops === MAX_MERGE_HOPS || entity.mergedInto === null ? null : await store.getEntity(entity.mergedInto)
+  }
+  if (entity === null || entity.state === 'drained') throw new HttpError('not_found', `entity ${id} was not found`)
+  return entity
+}

@@ -1,0 +1,67 @@
+export type ErrorCode =
+  | 'invalid_filter'
+  | 'unsupported_field'
+  | 'nested_field_path'
+  | 'free_text_not_allowed'
+  | 'invalid_pagination'
+  | 'invalid_id'
+  | 'unknown_parameter'
+  | 'unauthorized'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'not_acceptable'
+  | 'unsupported_media_type'
+  | 'range_not_satisfiable'
+  | 'rate_limited'
+  | 'search_failed'
+  | 'internal_error'
+
+const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
+  invalid_filter: [400, 'Invalid filter'],
+  unsupported_field: [400, 'Unsupported field'],
+  nested_field_path: [400, 'Nested field path'],
+  free_text_not_allowed: [400, 'Free text not allowed'],
+  invalid_pagination: [400, 'Invalid pagination'],
+  invalid_id: [400, 'Invalid id'],
+  unknown_parameter: [400, 'Unknown parameter'],
+  unauthorized: [401, 'Unauthorized'],
+  not_found: [404, 'Not found'],
+  method_not_allowed: [405, 'Method not allowed'],
+  not_acceptable: [406, 'Not acceptable'],
+  unsupported_media_type: [415, 'Unsupported media type'],
+  range_not_satisfiable: [416, 'Range not satisfiable'],
+  rate_limited: [429, 'Too many requests'],
+  search_failed: [500, 'Search failed'],
+  internal_error: [500, 'Internal server error'],
+}
+
+/** An error answered as a JSON:API error document; thrown by handlers, rendered by the registry. */
+export class HttpError extends Error {
+  override readonly name = 'HttpError'
+  readonly status: number
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    /** The query parameter at fault (`source.parameter`). */
+    readonly parameter?: string,
+    /** Extra response headers, such as Allow or Retry-After. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail)
+    this.status = STATUS_AND_TITLE[code][0]
+  }
+
+  toDocument() {
+    return {
+      errors: [
+        {
+          status: String(this.status),
+          code: this.code,
+          title: STATUS_AND_TITLE[this.code][1],
+          detail: this.detail,
+          ...(this.parameter === undefined ? {} : { source: { parameter: this.parameter } }),
+        },
+      ],
+    }
+  }
+}

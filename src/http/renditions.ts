@@ -1,0 +1,76 @@
+import { RENDITION_ID_PATTERN } from '../contract/ids.js'
+import type { ByteRange } from '../ports/blob-store.js'
+import type { RequestContext } from './context.js'
+import { requireEntityId, resolveEntity } from './entities.js'
+import { HttpError } from './errors.js'
+import { extensionOf } from './extension.js'
+import { checkParameters } from './query.js'
+
+const RENDITION_FILE = /^(rnd_[^.]*)\.([a-z0-9]+)$/
+
+/** GET /v1/entities/{id}/renditions/{renditionId}.{extension}: the bytes, streamed, with Range. */
+export async function downloadRendition({ request, url, params, store, blobs, head }: RequestContext): Promise<Response> {
+  checkParameters(url, [])
+  const entityId = requireEntityId(params.id)
+  const [, renditionId = params.file ?? '', extension] = RENDITION_FILE.exec(params.file ?? '') ?? []
+  if (!RENDITION_ID_PATTERN.test(renditionId)) {
+    throw new HttpError('invalid_id', 'the rendition id must match rnd_ and 32 lowercase hex digits', 'renditionId')
+  }
+  const entity = await resolveEntity(store, entityId)
+  const rendition = entity.snapshot.texts.flatMap((text) => text.renditions).find((r) => r.renditionId === renditionId)
+  const info = rendition && extensionOf(rendition) === extension ? await blobs?.stat(renditionId) : null
+  if (!rendition || !info) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
+
+  const etag = `"${info.version}"`
+  const headers: Record<string, string> = {
+    'Content-Type': rendition.mime,
+    'Content-Disposition': contentDisposition(rendition.filename),
+    'Accept-Ranges': 'bytes',
+    ETag: etag,
+    ...(rendition.language ? { 'Content-Language': rendition.language } : {}),
+  }
+  if (request.headers.get('If-None-Match')?.split(',').some((tag) => tag.trim() === etag)) {
+    return new Response(null, { status: 304, headers: { ETag: etag } })
+  }
+  const range = parseRange(request.headers.get('Range'), info.size, request.headers.get('If-Range'), etag)
+  if (range === 'unsatisfiable') {
+    throw new HttpError('range_not_satisfiable', `the range is outside the ${info.size} bytes`, undefined, {
+      'Content-Range': `bytes */${info.size}`,
+    })
+  }
+  const status = range ? 206 : 200
+  const length = range ? range.end - range.start + 1 : info.size
+  headers['Content-Length'] = String(length)
+  if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`
+  if (head || length === 0) return new Response(null, { status, headers })
+  const body = await blobs!.get(renditionId, range ?? undefined)
+  if (!body) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
+  return new Response(body, { status, headers })
+}
+
+/**
+ * One `bytes=` range (RFC 9110 14.2); several ranges, a malformed header or a stale If-Range mean
+ * the whole representation, as the RFC allows.
+ */
+function parseRange(header: string | null, size: number, ifRange: string | null, etag: string): ByteRange | null | 'unsatisfiable' {
+  if (header === null || (ifRange !== null && ifRange !== etag)) return null
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
+  if (!match || (match[1] === '' && match[2] === '')) return null
+  const [, first = '', last = ''] = match
+  if (first === '') {
+    const suffix = Number(last)
+    if (suffix === 0) return 'unsatisfiable'
+    return { start: Math.max(0, size - suffix), end: size - 1 }
+  }
+  const start = Number(first)
+  if (start >= size) return 'unsatisfiable'
+  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1)
+  return end < start ? null : { start, end }
+}
+
+/** `inline` with an ASCII fallback name and the exact UTF-8 name (RFC 6266). */
+function contentDisposition(filename: string): string {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\]/g, '_')
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  return `inline; filename="${fallback}"; filename*=UTF-8''${encoded}`
+}

@@ -1,0 +1,35 @@
+import { IttyRouter, type IRequest } from 'itty-router'
+import { listChanges } from './changes.js'
+import type { EndpointHandler, RequestContext } from './context.js'
+import { getEntity, listEntities } from './entities.js'
+import { HttpError } from './errors.js'
+import { downloadRendition } from './renditions.js'
+
+/** Every endpoint; all answer GET (and HEAD), nothing else. Order matters: `changes` before `:id`. */
+const ROUTES: [string, EndpointHandler][] = [
+  ['/v1/entities', listEntities],
+  ['/v1/entities/changes', listChanges],
+  ['/v1/entities/:id', getEntity],
+  ['/v1/entities/:id/renditions/:file', downloadRendition],
+]
+
+export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS'
+
+type RouterContext = Omit<RequestContext, 'params'>
+
+export function createRouter(basePath: string): (context: RouterContext) => Promise<Response> {
+  const router = IttyRouter<IRequest, [RouterContext], Response>({ base: basePath })
+  for (const [path, handler] of ROUTES) {
+    const route = (request: IRequest, context: RouterContext) => handler({ ...context, params: request.params })
+    router.get(path, route).head(path, route)
+  }
+  for (const [path] of ROUTES) {
+    router.all(path, () => {
+      throw new HttpError('method_not_allowed', 'this service is read-only: use GET or HEAD', undefined, { Allow: ALLOWED_METHODS })
+    })
+  }
+  router.all('*', () => {
+    throw new HttpError('not_found', 'no such endpoint')
+  })
+  return (context) => router.fetch(context.request as IRequest, context)
+}

@@ -1,0 +1,135 @@
+import { HttpError } from './http/errors.js'
+import { Links } from './http/links.js'
+import { isAcceptable, isSupportedContentType } from './http/media-type.js'
+import { jsonApiResponse } from './http/responses.js'
+import { ALLOWED_METHODS, createRouter } from './http/router.js'
+import type { Authenticator } from './ports/auth.js'
+import type { BlobStore } from './ports/blob-store.js'
+import type { EntityStore } from './ports/entity-store.js'
+import type { RateLimitDecision, RateLimiter } from './ports/rate-limiter.js'
+
+export interface RegistryOptions {
+  store: EntityStore
+  auth: Authenticator
+  /** Rendition bytes; without it every download is 404. */
+  blobs?: BlobStore
+  /** Without one, requests are not limited. */
+  rateLimit?: RateLimiter
+  /**
+   * The public address the API is mounted at, e.g. `https://api.example.org/registry`. Links are
+   * built on it and its path is stripped before routing. Default: the request's own origin.
+   */
+  baseUrl?: string
+  /** How many change records one changes request scans at most (default 10,000). */
+  changesWindow?: number
+  /** Called with an unexpected error before a 500 is answered; the response never shows it. */
+  onError?: (error: unknown, request: Request) => void
+}
+
+export interface Registry {
+  fetch(request: Request): Promise<Response>
+}
+
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers':
+    'Content-Language, Content-Disposition, Content-Location, Content-Range, ETag, Link, Retry-After, RateLimit, RateLimit-Policy, Change-Feed-Head',
+}
+
+const PREFLIGHT_HEADERS = {
+  ...CORS_HEADERS,
+  'Access-Control-Allow-Methods': ALLOWED_METHODS,
+  'Access-Control-Allow-Headers': 'Authorization, Accept, Content-Type, Range, If-None-Match, If-Range',
+  'Access-Control-Max-Age': '86400',
+  Allow: ALLOWED_METHODS,
+}
+
+/** The whole service as one Web-standard handler over the given ports. */
+export function createRegistry(options: RegistryOptions): Registry {
+  const base = options.baseUrl?.replace(/\/+$/, '')
+  const basePath = base === undefined ? '' : new URL(base).pathname.replace(/\/+$/, '')
+  const route = createRouter(basePath)
+  const changesWindow = options.changesWindow ?? 10_000
+  const onError = options.onError ?? ((error) => console.error('entity-registry: unexpected error', error))
+
+  const errorResponse = (thrown: unknown, request: Request): Response => {
+    let error: HttpError
+    if (thrown instanceof HttpError) error = thrown
+    else {
+      onError(thrown, request)
+      error = new HttpError('internal_error', 'the server failed to answer this request')
+    }
+    return jsonApiResponse(error.toDocument(), error.status, error.headers)
+  }
+
+  /** After authentication: every answer, errors included, carries the rate-limit headers. */
+  async function serve(request: Request): Promise<Response> {
+    if (!isAcceptable(request.headers.get('Accept'))) {
+      throw new HttpError('not_acceptable', 'Accept allows application/vnd.api+json only with parameters other than ext and profile')
+    }
+    if (!isSupportedContentType(request.headers.get('Content-Type'))) {
+      throw new HttpError('unsupported_media_type', 'Content-Type application/vnd.api+json may carry only ext and profile parameters')
+    }
+    const url = new URL(request.url)
+    const links = new Links(base ?? url.origin)
+    const head = request.method === 'HEAD'
+    return route({ request, url, links, head, store: options.store, blobs: options.blobs, changesWindow })
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: PREFLIGHT_HEADERS })
+    const principal = await options.auth.authenticate(bearerToken(request), request)
+    if (principal === null) {
+      throw new HttpError('unauthorized', 'a valid API key is required: Authorization: Bearer <API_KEY>', undefined, {
+        'WWW-Authenticate': 'Bearer',
+      })
+    }
+    const decision = await options.rateLimit?.take(principal.id)
+    let response: Response
+    if (decision && !decision.allowed) {
+      response = errorResponse(
+        new HttpError('rate_limited', `rate limit exceeded; retry after ${decision.retryAfterSeconds} s`, undefined, {
+          'Retry-After': String(decision.retryAfterSeconds),
+        }),
+        request,
+      )
+    } else {
+      response = await serve(request).catch((thrown: unknown) => errorResponse(thrown, request))
+    }
+    return decision ? withHeaders(response, rateLimitHeaders(decision)) : response
+  }
+
+  return {
+    async fetch(request) {
+      const response = await handle(request).catch((thrown: unknown) => errorResponse(thrown, request))
+      return finish(response, request.method === 'HEAD')
+    },
+  }
+}
+
+function bearerToken(request: Request): string | null {
+  const header = request.headers.get('Authorization')
+  const match = header === null ? null : /^Bearer[ ]+(\S+)\s*$/i.exec(header)
+  return match?.[1] ?? null
+}
+
+/** IETF draft-ietf-httpapi-ratelimit-headers: one policy, named "default". */
+function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  return {
+    'RateLimit-Policy': `"default";q=${decision.limit};w=${decision.windowSeconds}`,
+    RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
+  }
+}
+
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value)
+  return response
+}
+
+/** CORS on every response; a HEAD answer keeps GET's headers and drops the body. */
+function finish(response: Response, head: boolean): Response {
+  withHeaders(response, CORS_HEADERS)
+  if (!head || response.body === null) return response
+  void response.body.cancel()
+  return new Response(null, { status: response.status, headers: response.headers })
+}
