@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { entityDocumentSchema } from '../../src/contract/schemas.js'
+import { createMemoryBlobStore, createMemoryStore } from '../../src/memory/index.js'
+import { importDemo, testRegistry } from '../support/demo.js'
+import { expectError, readDocument } from '../support/documents.js'
+
+const original = readFileSync(new URL('../../demo/renditions/hr3590-111-information.html', import.meta.url))
+
+describe('rendition download', () => {
+  const store = createMemoryStore()
+  const blobs = createMemoryBlobStore()
+  const { get } = testRegistry(store, { blobs })
+  let content = ''
+  let renditionPath = ''
+
+  beforeAll(async () => {
+    await importDemo(store.warehouse, blobs)
+    const document = await readDocument(await get('/v1/entities/hr3590111'), entityDocumentSchema)
+    content = document.data.attributes.texts![0]!.renditions[0]!.links.content
+    renditionPath = new URL(content).pathname
+  })
+
+  it('serves the imported bytes with their type, language, length and name', async () => {
+    const response = await get(content)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/html')
+    expect(response.headers.get('content-language')).toBe('en')
+    expect(response.headers.get('content-length')).toBe(String(original.length))
+    expect(response.headers.get('content-disposition')).toBe(
+      `inline; filename="hr3590-111-information.html"; filename*=UTF-8''hr3590-111-information.html`,
+    )
+    expect(response.headers.get('etag')).toMatch(/^".+"$/)
+    expect(Buffer.from(await response.arrayBuffer()).equals(original)).toBe(true)
+  })
+
+  it('answers byte ranges, 416 outside them, and 304 for a matching ETag', async () => {
+    const partial = await get(renditionPath, { headers: { Range: 'bytes=10-19' } })
+    expect(partial.status).toBe(206)
+    expect(partial.headers.get('content-range')).toBe(`bytes 10-19/${original.length}`)
+    expect(Buffer.from(await partial.arrayBuffer()).equals(original.subarray(10, 20))).toBe(true)
+
+    const suffix = await get(renditionPath, { headers: { Range: 'bytes=-5' } })
+    expect(Buffer.from(await suffix.arrayBuffer()).equals(original.subarray(original.length - 5))).toBe(true)
+
+    const outside = await get(renditionPath, { headers: { Range: `bytes=${original.length}-` } })
+    expect(outside.headers.get('content-range')).toBe(`bytes */${original.length}`)
+    await expectError(outside, 416, 'range_not_satisfiable')
+
+    const etag = (await get(renditionPath, { method: 'HEAD' })).headers.get('etag')!
+    expect((await get(renditionPath, { headers: { 'If-None-Match': etag } })).status).toBe(304)
+    // A stale If-Range gets the whole representation.
+    expect((await get(renditionPath, { headers: { Range: 'bytes=0-1', 'If-Range': '"stale"' } })).status).toBe(200)
+  })
+
+  it('answers HEAD without a body and follows merges', async () => {
+    const head = await get(renditionPath, { method: 'HEAD' })
+    expect(head.headers.get('content-length')).toBe(String(original.length))
+    expect(await head.text()).toBe('')
+
+    await store.warehouse.upsert({ id: 'hr3590copy', type: 'legislation', title: 'copy' })
+    await store.warehouse.merge('hr3590copy', 'hr3590111')
+    const viaMerge = await get(renditionPath.replace('/hr3590111/', '/hr3590copy/'))
+    expect(Buffer.from(await viaMerge.arrayBuffer()).equals(original)).toBe(true)
+  })
+
+  it('rejects malformed ids with 400 and unknown renditions with 404', async () => {
+    await expectError(await get('/v1/entities/hr3590111/renditions/rnd_XYZ.html'), 400, 'invalid_id', 'renditionId')
+    await expectError(await get('/v1/entities/HR/renditions/rnd_00000000000000000000000000000000.html'), 400, 'invalid_id', 'id')
+    await expectError(await get('/v1/entities/hr3590111/renditions/rnd_00000000000000000000000000000000.html'), 404, 'not_found')
+    await expectError(await get(renditionPath.replace(/\.html$/, '.pdf')), 404, 'not_found')
+    await expectError(await get(renditionPath.replace('/hr3590111/', '/s1113/')), 404, 'not_found')
+  })
+})

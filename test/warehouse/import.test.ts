@@ -1,0 +1,62 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { createMemoryBlobStore, createMemoryStore } from '../../src/memory/index.js'
+import { importNdjson } from '../../src/warehouse/import.js'
+
+function importLines(lines: string[], baseDir = tmpdir()) {
+  const store = createMemoryStore()
+  const blobs = createMemoryBlobStore()
+  return importNdjson(lines, { warehouse: store.warehouse, blobs, baseDir, batchSize: 3 }).then((report) => ({ report, store, blobs }))
+}
+
+describe('NDJSON import', () => {
+  it('reports each bad line by number and writes nothing of it', async () => {
+    const { report, store } = await importLines([
+      JSON.stringify({ id: 'p1', type: 'person', name: 'One' }),
+      '{not json',
+      JSON.stringify({ id: 'Bad-Id', type: 'person' }),
+      JSON.stringify({ id: 'p2', type: 'person', name: 42 }),
+      '',
+      JSON.stringify({ id: 'p3', type: 'person', texts: [{ renditions: [{ mime: 'text/html', filename: 'a.html' }] }] }),
+      JSON.stringify({ id: 'p4', type: 'person', texts: [{ renditions: [], extra: 1 }] }),
+      JSON.stringify({ op: 'merge', id: 'p1', into: 'missing' }),
+      JSON.stringify({ op: 'explode', id: 'p1' }),
+      JSON.stringify({ id: 'p5', type: 'person', texts: [{ renditions: [{ conversion: 'original', mime: 'text/html', filename: 'a.html', file: 'nope/a.html' }] }] }),
+      JSON.stringify({ id: 'p6', type: 'person', name: 'Six' }),
+    ])
+    expect(report.errors.map((error) => error.line)).toEqual([2, 3, 4, 6, 7, 8, 9, 10])
+    expect(report.errors[2]!.message).toContain('name')
+    expect(report.applied).toBe(2)
+    const page = await store.listEntities({ filter: null, after: null, limit: 100 })
+    expect(page.entities.map((entity) => entity.id)).toEqual(['p1', 'p6'])
+    expect((await store.listChanges({ filter: { qualifiers: [], text: [] }, after: null, limit: 100, window: 100 })).changes).toHaveLength(2)
+  })
+
+  it('applies operations in order and derives the same public ids on every import', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'er-import-'))
+    writeFileSync(join(directory, 'doc.txt'), 'hello')
+    const record = {
+      id: 'b1',
+      type: 'legislation',
+      title: 'A bill',
+      texts: [{ localUrl: 'https://example.org/b1', renditions: [{ conversion: 'original', mime: 'text/plain', filename: 'doc.txt', file: 'doc.txt' }] }],
+    }
+    const lines = [
+      JSON.stringify(record),
+      JSON.stringify({ id: 'b2', type: 'legislation', title: 'Another' }),
+      JSON.stringify({ op: 'merge', id: 'b2', into: 'b1' }),
+      JSON.stringify({ op: 'drain', id: 'b2' }),
+    ]
+    const first = await importLines(lines, directory)
+    const second = await importLines(lines, directory)
+    expect(first.report).toEqual({ applied: 4, unchanged: 0, errors: [] })
+    const [a, b] = await Promise.all([first.store.getEntity('b1'), second.store.getEntity('b1')])
+    expect(a!.snapshot.texts).toEqual(b!.snapshot.texts)
+    const rendition = a!.snapshot.texts[0]!.renditions[0]!
+    expect(rendition.renditionId).toMatch(/^rnd_[0-9a-f]{32}$/)
+    expect(await first.blobs.stat(rendition.renditionId)).toMatchObject({ size: 5 })
+    expect((await first.store.getEntity('b2'))!.state).toBe('drained')
+  })
+})
