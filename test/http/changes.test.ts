@@ -1,3 +1,4 @@
+import type { z } from 'zod'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
 import { importDemo, testRegistry } from '../support/demo.js'
@@ -20,7 +21,7 @@ describe.each(STORES)('change feed over $name', (kind) => {
     let next: string | undefined = `/v1/entities/changes?filter=${encodeURIComponent(filter)}&page[limit]=${limit}`
     let cursor: string | null = null
     while (next) {
-      const document = await readDocument(await get(next), changesDocumentSchema)
+      const document: z.infer<typeof changesDocumentSchema> = await readDocument(await get(next), changesDocumentSchema)
       changes.push(...document.data)
       cursor = document.meta.cursor
       next = document.links.next

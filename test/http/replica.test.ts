@@ -1,3 +1,4 @@
+import type { z } from 'zod'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
 import { importDemo, testRegistry } from '../support/demo.js'
@@ -74,7 +75,7 @@ describe.each(STORES)('a replica over $name', (kind) => {
   async function follow(replica: Replica, cursor: string): Promise<string> {
     let next: string | undefined = `/v1/entities/changes?filter=${encodeURIComponent('-type:""')}&page[after]=${cursor}&page[limit]=100`
     while (next) {
-      const document = await readDocument(await get(next), changesDocumentSchema)
+      const document: z.infer<typeof changesDocumentSchema> = await readDocument(await get(next), changesDocumentSchema)
       for (const change of document.data) {
         const id = change.relationships.entity.data.id
         const { changeType, changedKeys: _keys, mergedInto: _into, recordedAt: _at, ...attributes } = change.attributes
@@ -105,7 +106,7 @@ describe.each(STORES)('a replica over $name', (kind) => {
     const truth: Replica = new Map()
     let after: string | null = null
     for (;;) {
-      const page = await readDocument(await get(`/v1/entities?page[limit]=100${after ? `&page[after]=${after}` : ''}`), entityCollectionDocumentSchema)
+      const page: z.infer<typeof entityCollectionDocumentSchema> = await readDocument(await get(`/v1/entities?page[limit]=100${after ? `&page[after]=${after}` : ''}`), entityCollectionDocumentSchema)
       for (const entity of page.data) truth.set(entity.id, { type: entity.type, attributes: entity.attributes })
       if (!page.links.next) break
       after = page.meta.cursor

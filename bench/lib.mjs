@@ -1,0 +1,64 @@
+// Shared helpers of the benchmarks: build a large store once (cached under bench/.data), time requests
+// through the registry's fetch handler (server time: routing, SQL, JSON), report percentiles.
+import { existsSync, mkdirSync } from 'node:fs'
+import { cpus, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { createApiKeyAuthenticator, createRegistry } from '../dist/index.js'
+import { createSqliteStore } from '../dist/kysely/index.js'
+
+export const KEY = 'bench-key'
+export const DATA_DIR = new URL('./.data/', import.meta.url).pathname
+
+/** Opens (building it on first use) a SQLite store under bench/.data. */
+export async function cachedSqliteStore(name, build) {
+  mkdirSync(DATA_DIR, { recursive: true })
+  const file = join(DATA_DIR, `${name}.sqlite`)
+  const fresh = !existsSync(file)
+  const store = await createSqliteStore({ file })
+  if (fresh) {
+    const started = performance.now()
+    await build(store)
+    console.log(`built ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  }
+  return store
+}
+
+/** Applies operations in batches (one transaction each), printing progress. */
+export async function applyInBatches(warehouse, total, operationAt, batchSize = 5000) {
+  for (let start = 0; start < total; start += batchSize) {
+    const batch = []
+    for (let index = start; index < Math.min(total, start + batchSize); index++) batch.push(operationAt(index))
+    const results = await warehouse.apply(batch)
+    const failed = results.find((result) => !result.ok)
+    if (failed) throw failed.error
+    if ((start / batchSize) % 20 === 0) process.stdout.write(`  ${start + batch.length} / ${total}\r`)
+  }
+  process.stdout.write('\n')
+}
+
+export function benchRegistry(store, options = {}) {
+  const registry = createRegistry({ store, auth: createApiKeyAuthenticator({ keys: [KEY] }), ...options })
+  return (path) => registry.fetch(new Request(`http://bench.local${path}`, { headers: { Authorization: `Bearer ${KEY}` } }))
+}
+
+/** Times `count` runs of `send(i)` (each reading the whole body); milliseconds. */
+export async function time(count, send) {
+  const samples = []
+  for (let index = 0; index < count; index++) {
+    const started = performance.now()
+    const response = await send(index)
+    await response.arrayBuffer()
+    samples.push(performance.now() - started)
+    if (response.status !== 200) throw new Error(`status ${response.status}`)
+  }
+  samples.sort((a, b) => a - b)
+  const at = (q) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]
+  return { p50: at(0.5), p95: at(0.95), max: samples.at(-1), mean: samples.reduce((a, b) => a + b, 0) / samples.length }
+}
+
+export function machine() {
+  return `${cpus()[0]?.model ?? 'unknown CPU'} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`
+}
+
+export const ms = (value) => `${value.toFixed(2)} ms`

@@ -1,0 +1,9 @@
+// Runs every benchmark in turn: `npm run bench` (builds first). Data sets are built once into bench/.data.
+import { spawnSync } from 'node:child_process'
+import { machine } from './lib.mjs'
+
+console.log(`machine: ${machine()}`)
+for (const script of ['list-entities.mjs', 'changes.mjs']) {
+  const run = spawnSync(process.execPath, [new URL(script, import.meta.url).pathname], { stdio: 'inherit' })
+  if (run.status !== 0) process.exit(run.status ?? 1)
+}
