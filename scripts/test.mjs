@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 
-const postgresUrl = process.env.ER_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const postgresUrl = process.env.ER_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 async function postgresReachable() {
   const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 2000 })
@@ -27,7 +27,7 @@ if (!(await postgresReachable())) {
     console.error(`PostgreSQL is required (ER_REQUIRE_POSTGRES=1) but ${postgresUrl} does not answer`)
     process.exit(1)
   }
-  notes.push(`skipped: the PostgreSQL server suites (no server at ${postgresUrl}; set ER_POSTGRES_URL to one). PGlite runs the same suites in-process.`)
+  notes.push(`skipped: the PostgreSQL server suites (no server at ${postgresUrl}; set ER_TEST_POSTGRES_URL to one). PGlite runs the same suites in-process.`)
 }
 
 const results = join(tmpdir(), `entity-registry-vitest-${process.pid}.json`)

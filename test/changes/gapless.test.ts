@@ -1,0 +1,150 @@
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { describe, expect, it } from 'vitest'
+import type { StoredChange } from '../../src/contract/entity.js'
+import { createPostgresStore, createSqliteStore, type KyselyStore } from '../../src/kysely/index.js'
+import { createKyselyWarehouseBackend } from '../../src/kysely/kysely-warehouse-backend.js'
+import { resolveDialect } from '../../src/kysely/sql-dialect.js'
+import { POSTGRES_URL, storeDialects } from '../kysely/dialects.js'
+
+const WRITER = fileURLToPath(new URL('../support/feed-writer.mjs', import.meta.url))
+const everything = { qualifiers: [], text: [] }
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A database that several processes can open: where it is, and a way to open one more connection. */
+interface SharedDatabase {
+  location: string
+  open(): Promise<KyselyStore>
+  drop(): Promise<void>
+}
+
+async function sqliteDatabase(): Promise<SharedDatabase> {
+  const file = join(mkdtempSync(join(tmpdir(), 'er-gapless-')), 'registry.sqlite')
+  return { location: file, open: () => createSqliteStore({ file }), drop: async () => {} }
+}
+
+async function postgresDatabase(): Promise<SharedDatabase> {
+  const schema = `er_gapless_${randomBytes(5).toString('hex')}`
+  const admin = new pg.Client({ connectionString: POSTGRES_URL })
+  await admin.connect()
+  await admin.query(`create schema ${schema}`)
+  await admin.end()
+  const url = new URL(POSTGRES_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    location: url.toString(),
+    open: () => createPostgresStore({ connectionString: url.toString() }),
+    async drop() {
+      const client = new pg.Client({ connectionString: POSTGRES_URL })
+      await client.connect()
+      await client.query(`drop schema ${schema} cascade`)
+      await client.end()
+    },
+  }
+}
+
+function startWriter(location: string, prefix: string, count: number): Promise<void> {
+  const child = spawn(process.execPath, [WRITER, location, prefix, String(count)], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (chunk) => (output += chunk))
+  child.stderr.on('data', (chunk) => (output += chunk))
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${prefix} failed: ${output}`)))),
+  )
+}
+
+/** Reads every change after `cursor` that is visible now, in small windows, as a client would. */
+async function readNew(store: KyselyStore, cursor: string | null): Promise<{ changes: StoredChange[]; cursor: string | null }> {
+  const changes: StoredChange[] = []
+  for (;;) {
+    const page = await store.listChanges({ filter: everything, after: cursor, limit: 10, window: 37 })
+    changes.push(...page.changes)
+    cursor = page.cursor
+    if (!page.hasMore) return { changes, cursor }
+  }
+}
+
+const sqlStores = [
+  { name: 'sqlite', skipReason: null, database: sqliteDatabase },
+  { name: 'postgres', skipReason: storeDialects.find((d) => d.name === 'postgres')!.skipReason, database: postgresDatabase },
+]
+
+for (const kind of sqlStores) {
+  describe.skipIf(kind.skipReason !== null)(`gapless change feed on ${kind.name}${kind.skipReason ? ` (skipped: ${kind.skipReason})` : ''}`, () => {
+    it('shows no later change while an earlier write is still open, then both in order', async () => {
+      const database = await kind.database()
+      const [holder, reader] = [await database.open(), await database.open()]
+      try {
+        const backend = createKyselyWarehouseBackend(holder.db, await resolveDialect(holder.db, kind.name as 'sqlite' | 'postgres'))
+        let appended!: () => void
+        const appendedOnce = new Promise<void>((resolve) => (appended = resolve))
+        // Writer A appends a change and keeps its transaction open for a while.
+        const slowWrite = backend.transaction(async (tx) => {
+          await tx.appendChange({ entityId: 'slow', changeType: 'create', changedKeys: ['type'], mergedInto: null, recordedAt: new Date().toISOString(), snapshot: { type: 'person', texts: [] } })
+          appended()
+          await sleep(1500)
+        })
+        await appendedOnce
+        // Writer B, another process, writes meanwhile; it must not become visible before A.
+        const fastWrite = startWriter(database.location, 'fast', 1)
+        let seenWhileOpen: StoredChange[] = []
+        for (let poll = 0; poll < 10; poll++) {
+          await sleep(100)
+          seenWhileOpen = seenWhileOpen.concat((await readNew(reader, null)).changes)
+        }
+        expect(seenWhileOpen).toEqual([])
+        await slowWrite
+        await fastWrite
+        const { changes } = await readNew(reader, null)
+        expect(changes.map((change) => change.entityId)).toEqual(['slow', 'fast00000'])
+      } finally {
+        await holder.close()
+        await reader.close()
+        await database.drop()
+      }
+    })
+
+    it('delivers every change exactly once, in order, to a reader tailing four concurrent writer processes', async () => {
+      const database = await kind.database()
+      const reader = await database.open()
+      try {
+        const writers = ['wa', 'wb', 'wc', 'wd'].map((prefix) => startWriter(database.location, prefix, 250))
+        let done = false
+        void Promise.all(writers).finally(() => (done = true))
+        const read: StoredChange[] = []
+        let cursor: string | null = null
+        let polls = 0
+        while (!done) {
+          const batch = await readNew(reader, cursor)
+          read.push(...batch.changes)
+          cursor = batch.cursor
+          polls++
+          await sleep(5)
+        }
+        await Promise.all(writers)
+        read.push(...(await readNew(reader, cursor)).changes)
+
+        expect(polls).toBeGreaterThan(5)
+        expect(read).toHaveLength(1000)
+        const ids = read.map((change) => change.changeId)
+        expect(new Set(ids).size).toBe(1000)
+        expect(ids).toEqual([...ids].sort())
+        for (const prefix of ['wa', 'wb', 'wc', 'wd']) {
+          const own = read.filter((change) => change.entityId.startsWith(prefix)).map((change) => change.entityId)
+          expect(own).toEqual(Array.from({ length: 250 }, (_, index) => `${prefix}${index.toString().padStart(5, '0')}`))
+        }
+        // Every entity the writers made is there, once: the feed and the table agree.
+        const all = await reader.listEntities({ filter: null, after: null, limit: 100 })
+        expect(all.hasMore).toBe(true)
+      } finally {
+        await reader.close()
+        await database.drop()
+      }
+    })
+  })
+}
