@@ -1,20 +1,20 @@
 import type { z } from 'zod'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
 import { importDemo, testRegistry } from '../support/demo.js'
 import { readDocument } from '../support/documents.js'
-import { STORES, type OpenedStore } from '../support/stores.js'
+import { describeStores, storeDialects, type TestStore } from '../kysely/dialects.js'
 
-describe.each(STORES)('change feed over $name', (kind) => {
-  let opened: OpenedStore
+describeStores(storeDialects, 'change feed', (dialect) => {
+  let store: TestStore
   let get: ReturnType<typeof testRegistry>['get']
 
   beforeAll(async () => {
-    opened = await kind.open()
-    await importDemo(opened.store.warehouse)
-    get = testRegistry(opened.store, { changesWindow: 100 }).get
+    store = await dialect.open()
+    await importDemo(store.warehouse)
+    get = testRegistry(store, { changesWindow: 100 }).get
   })
-  afterAll(() => opened?.close())
+  afterAll(() => store?.close())
 
   async function readAll(filter: string, limit = 100) {
     const changes = []
@@ -54,7 +54,7 @@ describe.each(STORES)('change feed over $name', (kind) => {
 
   it('reports updates, deletes and merges with their keys and survivor', async () => {
     const { cursor: start } = await readAll('type:person')
-    const warehouse = opened.store.warehouse
+    const warehouse = store.warehouse
     await warehouse.upsert({ id: 'feedp1', type: 'person', name: 'Ada', status: 'serving' })
     await warehouse.upsert({ id: 'feedp1', type: 'person', name: 'Ada L.', status: 'serving' })
     await warehouse.upsert({ id: 'feedp2', type: 'person', name: 'Bea' })

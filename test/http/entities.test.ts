@@ -1,22 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { entityCollectionDocumentSchema, entityDocumentSchema } from '../../src/contract/schemas.js'
 import { ATTRIBUTE_FIELDS } from '../../src/contract/fields.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
-import { STORES, type OpenedStore } from '../support/stores.js'
+import { describeStores, storeDialects, type TestStore } from '../kysely/dialects.js'
 
 const canonicalDemoIds = DEMO_RECORDS.map((record) => record.id).sort()
 
-describe.each(STORES)('entities over $name', (kind) => {
-  let opened: OpenedStore
+describeStores(storeDialects, 'entities', (dialect) => {
+  let store: TestStore
   let get: ReturnType<typeof testRegistry>['get']
 
   beforeAll(async () => {
-    opened = await kind.open()
-    await importDemo(opened.store.warehouse)
-    get = testRegistry(opened.store).get
+    store = await dialect.open()
+    await importDemo(store.warehouse)
+    get = testRegistry(store).get
   })
-  afterAll(() => opened?.close())
+  afterAll(() => store?.close())
 
   it('lists the 19 bills with filter=type:legislation', async () => {
     const response = await get('/v1/entities?filter=type:legislation')
@@ -96,7 +96,7 @@ describe.each(STORES)('entities over $name', (kind) => {
   })
 
   it('follows merges up to five hops, answers tombstones, hides drained entities', async () => {
-    const warehouse = opened.store.warehouse
+    const warehouse = store.warehouse
     const chain = ['mchain1', 'mchain2', 'mchain3', 'mchain4', 'mchain5', 'mchain6', 'mchain7']
     for (const id of chain) await warehouse.upsert({ id, type: 'person', name: `Person ${id}` })
     for (let index = 0; index < 6; index++) await warehouse.merge(chain[index]!, chain[index + 1]!)

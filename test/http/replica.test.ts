@@ -1,9 +1,9 @@
 import type { z } from 'zod'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
 import { importDemo, testRegistry } from '../support/demo.js'
 import { readDocument } from '../support/documents.js'
-import { STORES, type OpenedStore } from '../support/stores.js'
+import { describeStores, storeDialects, type TestStore } from '../kysely/dialects.js'
 
 /** A deterministic pseudo-random sequence (mulberry32), so a failure can be replayed. */
 function random(seed: number) {
@@ -17,22 +17,22 @@ function random(seed: number) {
 
 type Replica = Map<string, { type: string; attributes: unknown }>
 
-describe.each(STORES)('a replica over $name', (kind) => {
-  let opened: OpenedStore
+describeStores(storeDialects, 'a replica', (dialect) => {
+  let store: TestStore
   let get: ReturnType<typeof testRegistry>['get']
 
   beforeAll(async () => {
-    opened = await kind.open()
-    await importDemo(opened.store.warehouse)
-    get = testRegistry(opened.store, { changesWindow: 500 }).get
+    store = await dialect.open()
+    await importDemo(store.warehouse)
+    get = testRegistry(store, { changesWindow: 500 }).get
   })
-  afterAll(() => opened?.close())
+  afterAll(() => store?.close())
 
   /** Random creates, updates, deletes, merges and drains; returns when all are done. */
   async function writeRandomly(operations: number, next: () => number) {
-    const warehouse = opened.store.warehouse
+    const warehouse = store.warehouse
     const pick = <T,>(items: T[]) => items[Math.floor(next() * items.length)]!
-    const live = (await opened.store.listEntities({ filter: null, after: null, limit: 100 })).entities.map((e) => e.id)
+    const live = (await store.listEntities({ filter: null, after: null, limit: 100 })).entities.map((e) => e.id)
     const gone: string[] = []
     for (let index = 0; index < operations; index++) {
       const roll = next()
