@@ -95,6 +95,19 @@ describe('entity-registry CLI', () => {
     ])
   })
 
+  it('runs the README mirror example: its copy equals the served entities', async () => {
+    const example = fileURLToPath(new URL('../../examples/mirror-feed.mjs', import.meta.url))
+    const result = spawnSync(process.execPath, [example, server.url, key, '--once'], { encoding: 'utf8' })
+    expect(result.status).toBe(0)
+    let served = 0
+    for (let next: string | undefined = '/v1/entities'; next; ) {
+      const page: { data: unknown[]; links: { next?: string } } = await (await get(next.replace(server.url, ''))).json()
+      served += page.data.length
+      next = page.links.next
+    }
+    expect(result.stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`^caught up at echg_[0-9a-z]+: ${served} entities$`))
+  })
+
   it('creates keys that a running server accepts', async () => {
     const created = run(['keys', 'create', '--data', data])
     expect(created.code).toBe(0)
