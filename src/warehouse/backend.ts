@@ -1,13 +1,7 @@
-import type { ChangeType, PublicSnapshot, StoredEntity } from '../contract/entity.js'
+import type { StoredChange, StoredEntity } from '../contract/entity.js'
 
-export interface NewChange {
-  entityId: string
-  changeType: ChangeType
-  changedKeys: string[]
-  mergedInto: string | null
-  recordedAt: string
-  snapshot: PublicSnapshot
-}
+/** A change record before the store gives it its id (its place in the feed). */
+export type NewChange = Omit<StoredChange, 'changeId'>
 
 /** What a store offers the warehouse inside one write transaction. */
 export interface WarehouseTransaction {

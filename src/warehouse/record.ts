@@ -2,28 +2,17 @@ import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import type { PublicSnapshot, StoredRendition, StoredText } from '../contract/entity.js'
 import { ATTRIBUTE_FIELDS } from '../contract/fields.js'
-import { ENTITY_ID_PATTERN, RENDITION_ID_PATTERN, TEXT_ID_PATTERN } from '../contract/ids.js'
+import { ENTITY_ID_PATTERN } from '../contract/ids.js'
+import { renditionSchema, textSchema } from '../contract/schemas.js'
 import { WarehouseError, type EntityRecord } from '../ports/warehouse.js'
 
-const renditionInput = z.strictObject({
-  renditionId: z.string().regex(RENDITION_ID_PATTERN).optional(),
-  conversion: z.string(),
-  language: z.string().optional(),
-  mime: z.string(),
-  filename: z.string(),
-  fetchedUrl: z.url().optional(),
+/** The import form of a text: ids may be given (else derived) and a rendition may name its bytes' file. */
+const renditionInput = renditionSchema.omit({ links: true }).extend({
+  renditionId: renditionSchema.shape.renditionId.optional(),
   /** Import only: the path of the bytes, relative to the NDJSON file. Never exposed. */
   file: z.string().optional(),
 })
-
-const textInput = z.strictObject({
-  textId: z.string().regex(TEXT_ID_PATTERN).optional(),
-  localUrl: z.string().optional(),
-  date: z.string().optional(),
-  mime: z.string().optional(),
-  type: z.string().optional(),
-  renditions: z.array(renditionInput),
-})
+const textInput = textSchema.extend({ renditions: z.array(renditionInput) })
 
 const recordInput = z.looseObject({
   id: z.string().regex(ENTITY_ID_PATTERN, 'id must match [0-9a-z]+'),

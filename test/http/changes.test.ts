@@ -1,20 +1,12 @@
 import type { z } from 'zod'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
-import { importDemo, testRegistry } from '../support/demo.js'
+import { useDemoRegistry } from '../support/demo.js'
 import { readDocument } from '../support/documents.js'
-import { describeStores, storeDialects, type TestStore } from '../kysely/dialects.js'
+import { describeStores, storeDialects } from '../kysely/dialects.js'
 
 describeStores(storeDialects, 'change feed', (dialect) => {
-  let store: TestStore
-  let get: ReturnType<typeof testRegistry>['get']
-
-  beforeAll(async () => {
-    store = await dialect.open()
-    await importDemo(store.warehouse)
-    get = testRegistry(store, { changesWindow: 100 }).get
-  })
-  afterAll(() => store?.close())
+  const { store, get } = useDemoRegistry(dialect, { changesWindow: 100 })
 
   async function readAll(filter: string, limit = 100) {
     const changes = []
@@ -54,7 +46,7 @@ describeStores(storeDialects, 'change feed', (dialect) => {
 
   it('reports updates, deletes and merges with their keys and survivor', async () => {
     const { cursor: start } = await readAll('type:person')
-    const warehouse = store.warehouse
+    const warehouse = store().warehouse
     await warehouse.upsert({ id: 'feedp1', type: 'person', name: 'Ada', status: 'serving' })
     await warehouse.upsert({ id: 'feedp1', type: 'person', name: 'Ada L.', status: 'serving' })
     await warehouse.upsert({ id: 'feedp2', type: 'person', name: 'Bea' })

@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { entityCollectionDocumentSchema, entityDocumentSchema } from '../../src/contract/schemas.js'
 import { ATTRIBUTE_FIELDS } from '../../src/contract/fields.js'
-import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
+import { DEMO_RECORDS, useDemoRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
-import { describeStores, storeDialects, type TestStore } from '../kysely/dialects.js'
+import { describeStores, storeDialects } from '../kysely/dialects.js'
 
 const canonicalDemoIds = DEMO_RECORDS.map((record) => record.id).sort()
 
 describeStores(storeDialects, 'entities', (dialect) => {
-  let store: TestStore
-  let get: ReturnType<typeof testRegistry>['get']
-
-  beforeAll(async () => {
-    store = await dialect.open()
-    await importDemo(store.warehouse)
-    get = testRegistry(store).get
-  })
-  afterAll(() => store?.close())
+  const { store, get } = useDemoRegistry(dialect)
 
   it('lists the 19 bills with filter=type:legislation', async () => {
     const response = await get('/v1/entities?filter=type:legislation')
@@ -96,7 +88,7 @@ describeStores(storeDialects, 'entities', (dialect) => {
   })
 
   it('follows merges up to five hops, answers tombstones, hides drained entities', async () => {
-    const warehouse = store.warehouse
+    const warehouse = store().warehouse
     const chain = ['mchain1', 'mchain2', 'mchain3', 'mchain4', 'mchain5', 'mchain6', 'mchain7']
     for (const id of chain) await warehouse.upsert({ id, type: 'person', name: `Person ${id}` })
     for (let index = 0; index < 6; index++) await warehouse.merge(chain[index]!, chain[index + 1]!)

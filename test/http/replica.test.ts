@@ -1,9 +1,9 @@
 import type { z } from 'zod'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
-import { importDemo, testRegistry } from '../support/demo.js'
+import { useDemoRegistry } from '../support/demo.js'
 import { readDocument } from '../support/documents.js'
-import { describeStores, storeDialects, type TestStore } from '../kysely/dialects.js'
+import { describeStores, storeDialects } from '../kysely/dialects.js'
 
 /** A deterministic pseudo-random sequence (mulberry32), so a failure can be replayed. */
 function random(seed: number) {
@@ -18,21 +18,13 @@ function random(seed: number) {
 type Replica = Map<string, { type: string; attributes: unknown }>
 
 describeStores(storeDialects, 'a replica', (dialect) => {
-  let store: TestStore
-  let get: ReturnType<typeof testRegistry>['get']
-
-  beforeAll(async () => {
-    store = await dialect.open()
-    await importDemo(store.warehouse)
-    get = testRegistry(store, { changesWindow: 500 }).get
-  })
-  afterAll(() => store?.close())
+  const { store, get } = useDemoRegistry(dialect, { changesWindow: 500 })
 
   /** Random creates, updates, deletes, merges and drains; returns when all are done. */
   async function writeRandomly(operations: number, next: () => number) {
-    const warehouse = store.warehouse
+    const warehouse = store().warehouse
     const pick = <T,>(items: T[]) => items[Math.floor(next() * items.length)]!
-    const live = (await store.listEntities({ filter: null, after: null, limit: 100 })).entities.map((e) => e.id)
+    const live = (await store().listEntities({ filter: null, after: null, limit: 100 })).entities.map((e) => e.id)
     const gone: string[] = []
     for (let index = 0; index < operations; index++) {
       const roll = next()

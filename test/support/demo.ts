@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll } from 'vitest'
 import { fileURLToPath } from 'node:url'
 import { createApiKeyAuthenticator } from '../../src/auth/api-keys.js'
 import { createMemoryBlobStore } from '../../src/memory/memory-blob-store.js'
@@ -32,4 +33,23 @@ export function testRegistry(store: EntityStore, options: Partial<RegistryOption
       }),
     )
   return { registry, get }
+}
+
+/** In a suite: a store of the dialect with the demo data imported, and a registry over it. */
+export function useDemoRegistry<S extends EntityStore & { warehouse: Warehouse; close(): Promise<void> }>(
+  dialect: { open(): Promise<S> },
+  options: Partial<RegistryOptions> = {},
+) {
+  let store: S | undefined
+  let registry: ReturnType<typeof testRegistry> | undefined
+  beforeAll(async () => {
+    store = await dialect.open()
+    await importDemo(store.warehouse)
+    registry = testRegistry(store, options)
+  })
+  afterAll(() => store?.close())
+  return {
+    store: () => store!,
+    get: (path: string, init?: RequestInit) => registry!.get(path, init),
+  }
 }
