@@ -1,0 +1,11 @@
+export { createKyselyStore, type KyselyStore, type KyselyStoreOptions } from './kysely-store.js'
+export { createSqliteStore, registerSqliteFunctions, type SqliteStoreOptions } from './sqlite.js'
+export {
+  createPostgresStore,
+  createPgliteStore,
+  type PostgresStoreOptions,
+  type PgliteStoreOptions,
+} from './postgres.js'
+export { openStore } from './open-store.js'
+export type { DialectName } from './sql-dialect.js'
+export type { RegistryDatabase } from './schema.js'

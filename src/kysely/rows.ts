@@ -1,0 +1,72 @@
+import type { Insertable, Kysely, Selectable } from 'kysely'
+import { encodeChangeId } from '../contract/change-id.js'
+import type { StoredChange, StoredEntity } from '../contract/entity.js'
+import type { NewChange } from '../warehouse/backend.js'
+import { contractColumnValues, type ChangesTable, type EntitiesTable, type RegistryDatabase } from './schema.js'
+
+/** What a read of an entity needs; the private snapshot stays in the database. */
+const ENTITY_COLUMNS = ['id', 'state', 'merged_into', 'snapshot'] as const
+type EntityRow = Pick<Selectable<EntitiesTable>, (typeof ENTITY_COLUMNS)[number]>
+
+const CHANGE_COLUMNS = [
+  'seq',
+  'entity_id',
+  'change_type',
+  'changed_keys',
+  'merged_into',
+  'recorded_at',
+  'snapshot',
+] as const
+type ChangeRow = Pick<Selectable<ChangesTable>, (typeof CHANGE_COLUMNS)[number]>
+
+export function selectEntities(db: Kysely<RegistryDatabase>) {
+  return db.selectFrom('entities').select(ENTITY_COLUMNS)
+}
+
+export function selectChanges(db: Kysely<RegistryDatabase>) {
+  return db.selectFrom('changes').select(CHANGE_COLUMNS)
+}
+
+export async function findEntity(db: Kysely<RegistryDatabase>, id: string): Promise<StoredEntity | null> {
+  const row = await selectEntities(db).where('id', '=', id).executeTakeFirst()
+  return row === undefined ? null : toStoredEntity(row)
+}
+
+export function toStoredEntity(row: EntityRow): StoredEntity {
+  return { id: row.id, state: row.state, mergedInto: row.merged_into, snapshot: JSON.parse(row.snapshot) }
+}
+
+export function toStoredChange(row: ChangeRow): StoredChange {
+  return {
+    changeId: encodeChangeId(Number(row.seq)),
+    entityId: row.entity_id,
+    changeType: row.change_type,
+    changedKeys: JSON.parse(row.changed_keys),
+    mergedInto: row.merged_into,
+    recordedAt: row.recorded_at,
+    snapshot: JSON.parse(row.snapshot),
+  }
+}
+
+/** The entity's row but its private snapshot, which an update may keep. */
+export function entityRow(entity: StoredEntity): Omit<Insertable<EntitiesTable>, 'private_snapshot'> {
+  return {
+    id: entity.id,
+    state: entity.state,
+    merged_into: entity.mergedInto,
+    ...contractColumnValues(entity.snapshot),
+    snapshot: JSON.stringify(entity.snapshot),
+  }
+}
+
+export function changeRow(change: NewChange): Insertable<ChangesTable> {
+  return {
+    entity_id: change.entityId,
+    change_type: change.changeType,
+    changed_keys: JSON.stringify(change.changedKeys),
+    merged_into: change.mergedInto,
+    recorded_at: change.recordedAt,
+    ...contractColumnValues(change.snapshot),
+    snapshot: JSON.stringify(change.snapshot),
+  }
+}

@@ -1,0 +1,64 @@
+import type { Generated } from 'kysely'
+import type { ChangeType, EntityState, PublicSnapshot } from '../contract/entity.js'
+import { CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
+
+/** The column that holds each contract field; the only column names a filter can reach. */
+export const CONTRACT_COLUMNS = {
+  type: 'type',
+  title: 'title',
+  name: 'name',
+  displayDate: 'display_date',
+  jurisdiction: 'jurisdiction',
+  localIdentifier: 'local_identifier',
+  localType: 'local_type',
+  authority: 'authority',
+  status: 'status',
+} as const satisfies Record<ContractField, string>
+
+export type ContractColumn = (typeof CONTRACT_COLUMNS)[ContractField]
+
+/** One nullable text column per contract field: what filters compile against. */
+export type ContractColumns = { [C in ContractColumn]: string | null }
+
+export interface EntitiesTable extends ContractColumns {
+  id: string
+  state: EntityState
+  merged_into: string | null
+  /** The public snapshot as JSON text. */
+  snapshot: string
+  /** The whole warehouse record but `id`, as JSON text; never exposed. */
+  private_snapshot: string
+}
+
+export interface ChangesTable extends ContractColumns {
+  /** Feed order; `pg` returns a bigint as a string. */
+  seq: Generated<number | string>
+  entity_id: string
+  change_type: ChangeType
+  /** JSON array of top-level public keys. */
+  changed_keys: string
+  merged_into: string | null
+  /** ISO 8601, as the warehouse recorded it. */
+  recorded_at: string
+  /** The post-change public snapshot as JSON text. */
+  snapshot: string
+}
+
+export interface ApiKeysTable {
+  /** SHA-256 of the key, hex. */
+  key_hash: string
+  created_at: string
+}
+
+export interface RegistryDatabase {
+  entities: EntitiesTable
+  changes: ChangesTable
+  api_keys: ApiKeysTable
+}
+
+/** The contract-field columns of a snapshot, for filtering in SQL. */
+export function contractColumnValues(snapshot: PublicSnapshot): ContractColumns {
+  const values = {} as ContractColumns
+  for (const field of CONTRACT_FIELDS) values[CONTRACT_COLUMNS[field]] = snapshot[field] ?? null
+  return values
+}

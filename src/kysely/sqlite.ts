@@ -1,0 +1,35 @@
+import type { Database } from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import { foldCase } from '../gffs/evaluate.js'
+import { createOwningStore, type KyselyStore } from './kysely-store.js'
+import { SQLITE_FOLD_FUNCTION } from './sql-dialect.js'
+
+export interface SqliteStoreOptions {
+  /** A database file (created when missing), or `:memory:`. */
+  file: string
+}
+
+/**
+ * The embedded default: a SQLite file through better-sqlite3, in WAL mode (other processes read
+ * while one writes). Within the process, reads and writes share the one connection.
+ */
+export async function createSqliteStore({ file }: SqliteStoreOptions): Promise<KyselyStore> {
+  // Loaded on demand, so that a PostgreSQL deployment never loads the native module.
+  const { default: BetterSqlite3 } = await import('better-sqlite3')
+  const database = new BetterSqlite3(file)
+  // Another process's writer holds the lock for one transaction at a time: wait for it.
+  database.pragma('busy_timeout = 5000')
+  database.pragma('journal_mode = WAL')
+  // In WAL mode NORMAL stays consistent after a crash and may lose only the last commits on power loss.
+  database.pragma('synchronous = NORMAL')
+  registerSqliteFunctions(database)
+  return createOwningStore(new Kysely({ dialect: new SqliteDialect({ database }) }), 'sqlite')
+}
+
+/** Adds the functions the store's SQL calls to a better-sqlite3 database opened elsewhere. */
+export function registerSqliteFunctions(database: Database): void {
+  // SQLite's own lower() folds ASCII only; `~` must fold as the in-memory evaluation does.
+  database.function(SQLITE_FOLD_FUNCTION, { deterministic: true }, (value: unknown) =>
+    value === null ? null : foldCase(String(value)),
+  )
+}
