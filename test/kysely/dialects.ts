@@ -1,0 +1,166 @@
+/**
+ * Every store a suite can run against: `describeStores` repeats a suite for each one and `useStore`
+ * gives each test a fresh, empty store. PostgreSQL runs when its server answers (ER_TEST_POSTGRES_URL,
+ * default the project's local server) and is skipped with the reason otherwise, unless
+ * ER_REQUIRE_POSTGRES=1 makes it fail instead.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PGliteDialect } from 'kysely'
+import pg from 'pg'
+import { afterEach, beforeEach, describe } from 'vitest'
+import { createKyselyStore, createPostgresStore, createSqliteStore, type KyselyStore } from '../../src/kysely/index.js'
+import { createMemoryStore } from '../../src/memory/index.js'
+import type { ApiKeyStore } from '../../src/ports/auth.js'
+import type { EntityStore } from '../../src/ports/entity-store.js'
+import type { Warehouse } from '../../src/ports/warehouse.js'
+
+export interface TestStore extends EntityStore, ApiKeyStore {
+  warehouse: Warehouse
+  close(): Promise<void>
+}
+
+export type TestDialectName = 'memory' | 'sqlite' | 'pglite' | 'postgres'
+
+export interface StoreDialect<S extends TestStore = TestStore> {
+  name: TestDialectName
+  /** Why this dialect's suites are skipped on this machine, or null when they run. */
+  skipReason: string | null
+  /** A fresh, empty store. */
+  open(): Promise<S>
+}
+
+export const POSTGRES_URL = process.env.ER_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+const memory: StoreDialect = {
+  name: 'memory',
+  skipReason: null,
+  open: async () => ({ ...createMemoryStore(), close: async () => {} }),
+}
+
+const sqlite: StoreDialect<KyselyStore> = {
+  name: 'sqlite',
+  skipReason: null,
+  async open() {
+    const directory = await mkdtemp(join(tmpdir(), 'er-kysely-'))
+    const store = await createSqliteStore({ file: join(directory, 'registry.sqlite') })
+    const close = async () => {
+      await store.close()
+      await rm(directory, { recursive: true, force: true })
+    }
+    return { ...store, close }
+  },
+}
+
+/**
+ * PGlite takes about two seconds to start, so one instance per test file holds a fresh schema per
+ * store. Its single session shares `search_path`: keep one PGlite store open at a time.
+ */
+let sharedPglite: PGlite | undefined
+const pglite: StoreDialect<KyselyStore> = {
+  name: 'pglite',
+  skipReason: null,
+  async open() {
+    sharedPglite ??= new PGlite()
+    const instance = sharedPglite
+    const schema = freshSchemaName()
+    await instance.exec(`create schema ${schema}; set search_path to ${schema}`)
+    // Not store.close(): destroying the Kysely instance would close the shared PGlite.
+    const store = await createKyselyStore({
+      db: new Kysely({ dialect: new PGliteDialect({ pglite: instance }) }),
+      dialect: 'postgres',
+    })
+    const close = async () => {
+      await instance.exec(`drop schema ${schema} cascade; set search_path to public`)
+    }
+    return { ...store, close }
+  },
+}
+
+const postgres: StoreDialect<KyselyStore> = {
+  name: 'postgres',
+  skipReason: process.env.ER_REQUIRE_POSTGRES === '1' ? null : await postgresUnreachable(),
+  async open() {
+    const schema = await freshPostgresSchema()
+    const store = await createPostgresStore({ pool: new pg.Pool({ connectionString: schema.url }) })
+    const close = async () => {
+      await store.close()
+      await schema.drop()
+    }
+    return { ...store, close }
+  },
+}
+
+export const storeDialects: readonly StoreDialect[] = [memory, sqlite, pglite, postgres]
+export const sqlDialects: readonly StoreDialect<KyselyStore>[] = [sqlite, pglite, postgres]
+
+/** Repeats a suite for each dialect; a skipped one says why in its title. */
+export function describeStores<S extends TestStore>(
+  dialects: readonly StoreDialect<S>[],
+  title: string,
+  suite: (dialect: StoreDialect<S>) => void,
+): void {
+  for (const dialect of dialects) {
+    if (dialect.skipReason === null) describe(`${title} [${dialect.name}]`, () => suite(dialect))
+    else describe.skip(`${title} [${dialect.name}] skipped: ${dialect.skipReason}`, () => suite(dialect))
+  }
+}
+
+/** A fresh store for each test of the enclosing suite, closed after it. */
+export function useStore<S extends TestStore>(dialect: StoreDialect<S>): () => S {
+  let store: S | undefined
+  beforeEach(async () => {
+    store = await dialect.open()
+  })
+  afterEach(async () => {
+    await store?.close()
+    store = undefined
+  })
+  return () => {
+    if (store === undefined) throw new Error('useStore: the store exists only inside a test')
+    return store
+  }
+}
+
+/** A new, empty schema on the test server, and a URL whose connections use it. */
+export async function freshPostgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = freshSchemaName()
+  await withAdminClient((client) => client.query(`create schema ${schema}`))
+  const url = new URL(POSTGRES_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    url: url.href,
+    drop: () => withAdminClient((client) => client.query(`drop schema ${schema} cascade`)).then(() => undefined),
+  }
+}
+
+function freshSchemaName(): string {
+  return `er_test_${randomBytes(6).toString('hex')}`
+}
+
+async function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  // A refused connection fails at once; the long timeout only spares a busy machine a false skip.
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 10_000 })
+  // A client whose connection failed may still emit 'error'; the failure is reported by connect().
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+async function postgresUnreachable(): Promise<string | null> {
+  try {
+    await withAdminClient((client) => client.query('select 1'))
+    return null
+  } catch (error) {
+    return `PostgreSQL at ${POSTGRES_URL} is unreachable (${
+      error instanceof Error ? error.message : String(error)
+    }); set ER_REQUIRE_POSTGRES=1 to fail instead`
+  }
+}
