@@ -1,16 +1,14 @@
 import { spawn } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import type { StoredChange } from '../../src/contract/entity.js'
 import { createPostgresStore, createSqliteStore, type KyselyStore } from '../../src/kysely/index.js'
 import { createKyselyWarehouseBackend } from '../../src/kysely/kysely-warehouse-backend.js'
 import { resolveDialect } from '../../src/kysely/sql-dialect.js'
-import { POSTGRES_URL, storeDialects } from '../kysely/dialects.js'
+import { freshPostgresSchema, storeDialects } from '../kysely/dialects.js'
 
 const WRITER = fileURLToPath(new URL('../support/feed-writer.mjs', import.meta.url))
 const everything = { qualifiers: [], text: [] }
@@ -29,23 +27,8 @@ async function sqliteDatabase(): Promise<SharedDatabase> {
 }
 
 async function postgresDatabase(): Promise<SharedDatabase> {
-  const schema = `er_gapless_${randomBytes(5).toString('hex')}`
-  const admin = new pg.Client({ connectionString: POSTGRES_URL })
-  await admin.connect()
-  await admin.query(`create schema ${schema}`)
-  await admin.end()
-  const url = new URL(POSTGRES_URL)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return {
-    location: url.toString(),
-    open: () => createPostgresStore({ connectionString: url.toString() }),
-    async drop() {
-      const client = new pg.Client({ connectionString: POSTGRES_URL })
-      await client.connect()
-      await client.query(`drop schema ${schema} cascade`)
-      await client.end()
-    },
-  }
+  const schema = await freshPostgresSchema()
+  return { location: schema.url, open: () => createPostgresStore({ connectionString: schema.url }), drop: schema.drop }
 }
 
 function startWriter(location: string, prefix: string, count: number): Promise<void> {

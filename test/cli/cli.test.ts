@@ -6,7 +6,10 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema, entityDocumentSchema } from '../../src/contract/schemas.js'
+import { freshPostgresSchema, storeDialects } from '../kysely/dialects.js'
 import { expectError, readDocument } from '../support/documents.js'
+
+const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 
@@ -131,6 +134,23 @@ describe('entity-registry CLI', () => {
       await expectError(limited, 429, 'rate_limited')
     } finally {
       other.process.kill('SIGTERM')
+    }
+  })
+
+  it.skipIf(postgres.skipReason !== null)('imports and serves with --database postgres://', async () => {
+    const schema = await freshPostgresSchema()
+    const pgData = mkdtempSync(join(tmpdir(), 'er-cli-pg-'))
+    let pgServer: Server | undefined
+    try {
+      const demo = fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url))
+      expect(run(['import', demo, '--data', pgData, '--database', schema.url]).out).toContain('applied 685, unchanged 0, rejected 0')
+      pgServer = await startServer(['--data', pgData, '--database', schema.url, '--api-key', 'pg-key'])
+      const response = await fetch(`${pgServer.url}/v1/entities?filter=type:legislation`, { headers: { Authorization: 'Bearer pg-key' } })
+      expect((await readDocument(response, entityCollectionDocumentSchema)).data).toHaveLength(19)
+    } finally {
+      pgServer?.process.kill('SIGTERM')
+      await new Promise((resolve) => pgServer?.process.once('exit', resolve) ?? resolve(undefined))
+      await schema.drop()
     }
   })
 
