@@ -1,6 +1,6 @@
 // Shared helpers of the benchmarks: build a large store once (cached under bench/.data), time requests
 // through the registry's fetch handler (server time: routing, SQL, JSON), report percentiles.
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -10,18 +10,21 @@ import { createSqliteStore } from '../dist/kysely/index.js'
 export const KEY = 'bench-key'
 export const DATA_DIR = new URL('./.data/', import.meta.url).pathname
 
-/** Opens (building it on first use) a SQLite store under bench/.data. */
+/** Opens (building it on first use) a SQLite store under bench/.data; an interrupted build is not kept. */
 export async function cachedSqliteStore(name, build) {
   mkdirSync(DATA_DIR, { recursive: true })
   const file = join(DATA_DIR, `${name}.sqlite`)
-  const fresh = !existsSync(file)
-  const store = await createSqliteStore({ file })
-  if (fresh) {
+  if (!existsSync(file)) {
+    const partial = join(DATA_DIR, `${name}.partial.sqlite`)
+    for (const suffix of ['', '-wal', '-shm']) rmSync(partial + suffix, { force: true })
     const started = performance.now()
+    const store = await createSqliteStore({ file: partial })
     await build(store)
+    await store.close()
+    renameSync(partial, file)
     console.log(`built ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   }
-  return store
+  return createSqliteStore({ file })
 }
 
 /** Applies operations in batches (one transaction each), printing progress. */
