@@ -78,11 +78,6 @@ export const changesDocumentSchema = z.strictObject({
   meta: cursorMeta,
 })
 
-export const searchDocumentSchema = z.strictObject({
-  data: z.array(entityResourceSchema),
-  links: z.strictObject({ self: z.url() }),
-})
-
 export const errorDocumentSchema = z.strictObject({
   errors: z
     .array(

@@ -1,5 +1,5 @@
 import { EMPTY_ENTITY_TYPE } from '../contract/fields.js'
-import type { PublicSnapshot, StoredChange, StoredEntity, StoredRendition } from '../contract/entity.js'
+import type { PublicSnapshot, StoredChange, StoredEntity } from '../contract/entity.js'
 import { extensionOf } from './extension.js'
 import type { Links } from './links.js'
 
@@ -12,14 +12,10 @@ export function attributesOf(entityId: string, snapshot: PublicSnapshot, links: 
       ...text,
       renditions: text.renditions.map((rendition) => ({
         ...rendition,
-        links: { content: renditionLink(entityId, rendition, links) },
+        links: { content: links.rendition(entityId, rendition.renditionId, extensionOf(rendition)) },
       })),
     })),
   }
-}
-
-export function renditionLink(entityId: string, rendition: StoredRendition, links: Links): string {
-  return links.rendition(entityId, rendition.renditionId, extensionOf(rendition))
 }
 
 export function entityResource(entity: StoredEntity, links: Links) {
