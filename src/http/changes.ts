@@ -1,7 +1,7 @@
 import type { RequestContext } from './context.js'
 import { changeResource } from './documents.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
-import { jsonApiResponse, pagingHeaders } from './responses.js'
+import { pagedResponse } from './responses.js'
 
 /** GET /v1/entities/changes: the filtered change feed, a bounded window of it per request. */
 export async function listChanges({ url, links, store, changesWindow }: RequestContext): Promise<Response> {
@@ -10,18 +10,13 @@ export async function listChanges({ url, links, store, changesWindow }: RequestC
   const { after, limit } = parsePageParameters(url, (value) => store.isChangeId(value))
   const page = await store.listChanges({ filter: filter.query, after, limit, window: changesWindow })
   const feedHead = await store.feedHead()
-  const next =
-    page.hasMore && page.cursor !== null
-      ? links.withQuery('/v1/entities/changes', [
-          ['filter', filter.raw],
-          ['page[after]', page.cursor],
-          ['page[limit]', String(limit)],
-        ])
-      : undefined
-  const document = {
-    links: { self: links.withQuery('/v1/entities/changes', url.searchParams), ...(next ? { next } : {}) },
+  return pagedResponse(url, links, {
+    path: '/v1/entities/changes',
+    filter: filter.raw,
     data: page.changes.map((change) => changeResource(change, links)),
-    meta: { cursor: page.cursor },
-  }
-  return jsonApiResponse(document, 200, pagingHeaders(next, feedHead))
+    cursor: page.cursor,
+    hasMore: page.hasMore,
+    limit,
+    feedHead,
+  })
 }

@@ -6,7 +6,7 @@ import type { RequestContext } from './context.js'
 import { entityResource } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
-import { jsonApiResponse, pagingHeaders } from './responses.js'
+import { jsonApiResponse, pagedResponse } from './responses.js'
 
 /** GET /v1/entities: canonical entities in id order, keyset-paged. */
 export async function listEntities({ url, links, store }: RequestContext): Promise<Response> {
@@ -16,21 +16,15 @@ export async function listEntities({ url, links, store }: RequestContext): Promi
   // The head is read first: a client following the feed from it misses nothing this page predates.
   const feedHead = await store.feedHead()
   const page = await store.listEntities({ filter: filter?.query ?? null, after, limit })
-  const cursor = page.entities.at(-1)?.id ?? null
-  const next =
-    page.hasMore && cursor !== null
-      ? links.withQuery('/v1/entities', [
-          ...(filter ? [['filter', filter.raw] as [string, string]] : []),
-          ['page[after]', cursor],
-          ['page[limit]', String(limit)],
-        ])
-      : undefined
-  const document = {
-    links: { self: links.withQuery('/v1/entities', url.searchParams), ...(next ? { next } : {}) },
+  return pagedResponse(url, links, {
+    path: '/v1/entities',
+    filter: filter?.raw ?? null,
     data: page.entities.map((entity) => entityResource(entity, links)),
-    meta: { cursor },
-  }
-  return jsonApiResponse(document, 200, pagingHeaders(next, feedHead))
+    cursor: page.entities.at(-1)?.id ?? null,
+    hasMore: page.hasMore,
+    limit,
+    feedHead,
+  })
 }
 
 /** GET /v1/entities/{id}: the entity, following merges to the canonical one. */

@@ -1,3 +1,4 @@
+import type { Links } from './links.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
 
 const encoder = new TextEncoder()
@@ -10,10 +11,39 @@ export function jsonApiResponse(document: unknown, status = 200, headers: Record
   })
 }
 
-/** Headers of a paged response: the RFC 8288 Link for generic clients, and the feed head. */
-export function pagingHeaders(next: string | undefined, feedHead: string | null): Record<string, string> {
-  return {
-    ...(next === undefined ? {} : { Link: `<${next}>; rel="next"` }),
-    ...(feedHead === null ? {} : { 'Change-Feed-Head': feedHead }),
+export interface Page {
+  /** Where the page was asked for: `/v1/entities` or `/v1/entities/changes`. */
+  path: string
+  /** The filter as the client wrote it, carried into `links.next`. */
+  filter: string | null
+  data: unknown[]
+  /** The page's `meta.cursor`: where the next page starts. */
+  cursor: string | null
+  hasMore: boolean
+  limit: number
+  feedHead: string | null
+}
+
+/**
+ * A paged collection: `links.self`, `links.next` (the opaque address of the next page, also sent as
+ * an RFC 8288 Link header for generic clients), `meta.cursor`, and the feed head.
+ */
+export function pagedResponse(url: URL, links: Links, page: Page): Response {
+  const next =
+    page.hasMore && page.cursor !== null
+      ? links.withQuery(page.path, [
+          ...(page.filter === null ? [] : [['filter', page.filter] as [string, string]]),
+          ['page[after]', page.cursor],
+          ['page[limit]', String(page.limit)],
+        ])
+      : undefined
+  const document = {
+    links: { self: links.withQuery(page.path, url.searchParams), ...(next ? { next } : {}) },
+    data: page.data,
+    meta: { cursor: page.cursor },
   }
+  return jsonApiResponse(document, 200, {
+    ...(next === undefined ? {} : { Link: `<${next}>; rel="next"` }),
+    ...(page.feedHead === null ? {} : { 'Change-Feed-Head': page.feedHead }),
+  })
 }
