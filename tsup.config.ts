@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises'
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
@@ -5,13 +6,25 @@ export default defineConfig({
     index: 'src/index.ts',
     'kysely/index': 'src/kysely/index.ts',
     'memory/index': 'src/memory/index.ts',
-    'adapters/node': 'adapters/node.ts',
+    'node/index': 'src/node/index.ts',
+    'client/index': 'src/client/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'lancedb/index': 'src/lancedb/index.ts',
+    'embedders/index': 'src/embedders/index.ts',
+    'redis/index': 'src/redis/index.ts',
     'cli/main': 'src/cli/main.ts',
   },
   format: ['esm'],
   target: 'node20',
+  // `node:` imports stay as written: Bun, Deno and bundlers need the prefix to know a built-in.
+  removeNodeProtocol: false,
   dts: true,
   clean: true,
   splitting: true,
   sourcemap: true,
+  // The OpenAPI document ships beside the code, for tools that read it without running a server.
+  async onSuccess() {
+    const { createOpenApiDocument } = await import('./src/http/openapi.js')
+    await writeFile('dist/openapi.json', `${JSON.stringify(createOpenApiDocument('/'), null, 2)}\n`)
+  },
 })

@@ -1,18 +1,22 @@
 import { HttpError } from './http/errors.js'
 import { Links } from './http/links.js'
 import { isAcceptable, isSupportedContentType } from './http/media-type.js'
+import { createOpenApiDocument } from './http/openapi.js'
 import { jsonApiResponse } from './http/responses.js'
 import { ALLOWED_METHODS, createRouter } from './http/router.js'
 import type { Authenticator } from './ports/auth.js'
 import type { BlobStore } from './ports/blob-store.js'
 import type { EntityStore } from './ports/entity-store.js'
 import type { RateLimitDecision, RateLimiter } from './ports/rate-limiter.js'
+import type { Search } from './search/search-service.js'
 
 export interface RegistryOptions {
   store: EntityStore
   auth: Authenticator
   /** Rendition bytes; without it every download is 404. */
   blobs?: BlobStore
+  /** Search (`createSearch`); without it `/v1/search` answers 500 search_failed. */
+  search?: Search
   /** Without one, requests are not limited. */
   rateLimit?: RateLimiter
   /**
@@ -31,6 +35,8 @@ export interface Registry {
 }
 
 const CORS_HEADERS = {
+  // No answer of this API is to be sniffed into another type (rendition downloads above all).
+  'X-Content-Type-Options': 'nosniff',
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers':
     'Content-Language, Content-Disposition, Content-Location, Content-Range, ETag, Link, Retry-After, RateLimit, RateLimit-Policy, Change-Feed-Head',
@@ -49,13 +55,16 @@ export function createRegistry(options: RegistryOptions): Registry {
   const base = options.baseUrl?.replace(/\/+$/, '')
   const basePath = base === undefined ? '' : new URL(base).pathname.replace(/\/+$/, '')
   const route = createRouter(basePath)
+  const openApiPath = `${basePath}/v1/openapi.json`
   const changesWindow = options.changesWindow ?? 10_000
   const onError = options.onError ?? ((error) => console.error('entity-registry: unexpected error', error))
 
   const errorResponse = (thrown: unknown, request: Request): Response => {
     let error: HttpError
-    if (thrown instanceof HttpError) error = thrown
-    else {
+    if (thrown instanceof HttpError) {
+      error = thrown
+      if (error.status >= 500 && error.cause !== undefined) onError(error.cause, request)
+    } else {
       onError(thrown, request)
       error = new HttpError('internal_error', 'the server failed to answer this request')
     }
@@ -73,11 +82,15 @@ export function createRegistry(options: RegistryOptions): Registry {
     const url = new URL(request.url)
     const links = new Links(base ?? url.origin)
     const head = request.method === 'HEAD'
-    return route({ request, url, links, head, store: options.store, blobs: options.blobs, changesWindow })
+    return route({ request, url, links, head, store: options.store, blobs: options.blobs, search: options.search, changesWindow })
   }
 
   async function handle(request: Request): Promise<Response> {
     if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: PREFLIGHT_HEADERS })
+    // The interface's description is public: tools and clients read it before they hold a key.
+    if ((request.method === 'GET' || request.method === 'HEAD') && new URL(request.url).pathname === openApiPath) {
+      return Response.json(createOpenApiDocument(base ?? new URL(request.url).origin))
+    }
     const principal = await options.auth.authenticate(bearerToken(request), request)
     if (principal === null) {
       throw new HttpError('unauthorized', 'a valid API key is required: Authorization: Bearer <API_KEY>', undefined, {

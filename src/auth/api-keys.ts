@@ -1,14 +1,18 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { ApiKeyStore, Authenticator } from '../ports/auth.js'
 
-/** The only form in which a key is kept or compared: SHA-256, hex. */
-export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex')
+const encoder = new TextEncoder()
+
+/** The only form in which a key is kept or compared: SHA-256, hex (Web Crypto, on every runtime). */
+export async function hashApiKey(key: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(key)))
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('')
 }
 
 /** A new random key: `er_` and 32 bytes of base64url (256 bits). */
 export function generateApiKey(): string {
-  return `er_${randomBytes(32).toString('base64url')}`
+  const bytes = crypto.getRandomValues(new Uint8Array(32))
+  const base64 = btoa(String.fromCharCode(...bytes))
+  return `er_${base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`
 }
 
 export interface ApiKeyAuthenticatorOptions {
@@ -23,17 +27,23 @@ export interface ApiKeyAuthenticatorOptions {
  * hash too, so neither the key nor a timing signal about it reaches the database.
  */
 export function createApiKeyAuthenticator({ keys = [], store }: ApiKeyAuthenticatorOptions): Authenticator {
-  const configured = [...keys].map((key) => Buffer.from(hashApiKey(key), 'hex'))
+  const configured = Promise.all([...keys].map(hashApiKey))
   return {
     async authenticate(token) {
       if (token === null || token === '') return null
-      const hash = hashApiKey(token)
-      const digest = Buffer.from(hash, 'hex')
+      const hash = await hashApiKey(token)
       // Compare against every configured key, so the time taken does not depend on which matched.
       let matched = false
-      for (const candidate of configured) matched = timingSafeEqual(candidate, digest) || matched
+      for (const candidate of await configured) matched = equalInConstantTime(candidate, hash) || matched
       if (!matched && store) matched = await store.hasKeyHash(hash)
       return matched ? { id: `key:${hash.slice(0, 16)}` } : null
     },
   }
+}
+
+/** Compares two hex digests of equal length without an early exit. */
+function equalInConstantTime(a: string, b: string): boolean {
+  let difference = a.length ^ b.length
+  for (let index = 0; index < a.length; index++) difference |= a.charCodeAt(index) ^ b.charCodeAt(index % b.length)
+  return difference === 0
 }

@@ -1,7 +1,9 @@
-import { createReadStream } from 'node:fs'
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises'
+import { createReadStream, createWriteStream } from 'node:fs'
+import { mkdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web'
 import type { BlobInfo, BlobStore } from '../ports/blob-store.js'
 
 const SAFE_KEY = /^[0-9A-Za-z_-]+$/
@@ -17,8 +19,15 @@ export function createFileBlobStore(directory: string): BlobStore {
       const path = pathOf(key)
       await mkdir(directory, { recursive: true })
       const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
-      await writeFile(temporary, bytes)
-      await rename(temporary, path)
+      const source = bytes instanceof Uint8Array ? Readable.from([bytes]) : Readable.fromWeb(bytes as NodeWebReadableStream<Uint8Array>)
+      try {
+        // Streamed: memory does not grow with the blob.
+        await pipeline(source, createWriteStream(temporary))
+        await rename(temporary, path)
+      } catch (error) {
+        await rm(temporary, { force: true })
+        throw error
+      }
     },
     stat: (key) => statOf(pathOf(key)),
     async get(key, range) {
@@ -27,6 +36,7 @@ export function createFileBlobStore(directory: string): BlobStore {
       // A stream read lazily: memory does not grow with the file, and cancelling it closes the file.
       return Readable.toWeb(createReadStream(path, range ?? {})) as ReadableStream<Uint8Array>
     },
+    delete: (key) => rm(pathOf(key), { force: true }),
   }
 }
 

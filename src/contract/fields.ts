@@ -19,6 +19,22 @@ export const ATTRIBUTE_FIELDS = CONTRACT_FIELDS.filter(
 )
 export type AttributeField = (typeof ATTRIBUTE_FIELDS)[number]
 
+/**
+ * The column name of each contract field in the bundled stores' tables (SQL and LanceDB alike): the
+ * only column names a filter can reach.
+ */
+export const CONTRACT_COLUMNS = {
+  type: 'type',
+  title: 'title',
+  name: 'name',
+  displayDate: 'display_date',
+  jurisdiction: 'jurisdiction',
+  localIdentifier: 'local_identifier',
+  localType: 'local_type',
+  authority: 'authority',
+  status: 'status',
+} as const satisfies Record<ContractField, string>
+
 /** Top-level public snapshot keys that `changedKeys` may list. */
 export type PublicKey = ContractField | 'texts'
 export const PUBLIC_KEYS: readonly PublicKey[] = [...CONTRACT_FIELDS, 'texts']

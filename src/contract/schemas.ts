@@ -42,7 +42,7 @@ export const entityResourceSchema = z.strictObject({
 
 export const entityChangeResourceSchema = z.strictObject({
   type: z.literal('entity-change'),
-  id: z.string().startsWith('echg_'),
+  id: z.string().regex(/^echg_[0-9A-Za-z_-]+$/),
   attributes: z.strictObject({
     ...attributeShape,
     changeType: z.enum(['create', 'update', 'delete', 'merge']),
@@ -56,6 +56,8 @@ export const entityChangeResourceSchema = z.strictObject({
       links: z.strictObject({ related: z.url() }),
     }),
   }),
+  /** Only with `filterScope=either`: whether the entity is in the filtered subset after the change. */
+  meta: z.strictObject({ matchesFilter: z.boolean() }).optional(),
 })
 
 const pagedLinks = z.strictObject({ self: z.url(), next: z.url().optional() })
@@ -69,6 +71,11 @@ export const entityCollectionDocumentSchema = z.strictObject({
 
 export const entityDocumentSchema = z.strictObject({
   data: entityResourceSchema,
+  links: z.strictObject({ self: z.url() }),
+})
+
+export const searchDocumentSchema = z.strictObject({
+  data: z.array(entityResourceSchema),
   links: z.strictObject({ self: z.url() }),
 })
 

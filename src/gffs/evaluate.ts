@@ -1,12 +1,12 @@
 import type { PublicSnapshot } from '../contract/entity.js'
-import type { GffsQuery, Qualifier } from './types.js'
+import type { Qualifier } from './types.js'
 
 /**
- * Evaluates the qualifiers of a query against a public snapshot, in memory. The SQL compilation in
+ * Evaluates qualifiers (ANDed) against a public snapshot, in memory. The SQL compilation in
  * `kysely/` must agree with this function: the property tests hold the two together.
  */
-export function matchesQualifiers(query: GffsQuery, snapshot: PublicSnapshot): boolean {
-  return query.qualifiers.every((qualifier) => matchesQualifier(qualifier, snapshot))
+export function matchesQualifiers(qualifiers: readonly Qualifier[], snapshot: PublicSnapshot): boolean {
+  return qualifiers.every((qualifier) => matchesQualifier(qualifier, snapshot))
 }
 
 function matchesQualifier(qualifier: Qualifier, snapshot: PublicSnapshot): boolean {

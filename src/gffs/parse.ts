@@ -26,6 +26,9 @@ export function parseGffs(input: string, options: ParseOptions): GffsQuery {
   if (input.length > GFFS_LIMITS.maxLength) {
     throw new GffsError('invalid_filter', `is longer than ${GFFS_LIMITS.maxLength} characters`, null, GFFS_LIMITS.maxLength)
   }
+  // No value holding U+0000 can match anything stored (no store keeps it), and PostgreSQL refuses it.
+  const nul = input.indexOf('\u0000')
+  if (nul !== -1) throw new GffsError('invalid_filter', `holds a NUL character at position ${nul}`, null, nul)
   const terms = splitTerms(input)
   if (terms.length > GFFS_LIMITS.maxTerms) {
     const extra = terms[GFFS_LIMITS.maxTerms]!
@@ -155,6 +158,7 @@ function splitRange(expression: string, term: RawTerm): [string, string] | null 
       const from = expression.slice(0, index)
       const to = expression.slice(index + 2)
       if (from === '' || to === '') throw termError('invalid_filter', term, 'needs a bound on each side of ".." (use * for an open end)')
+      if (splitRange(to, term) !== null) throw termError('invalid_filter', term, 'has more than one ".."; a range has two bounds')
       return [from, to]
     }
     index++

@@ -1,5 +1,6 @@
 import type { BlobStore } from '../ports/blob-store.js'
 import type { EntityStore } from '../ports/entity-store.js'
+import type { Search } from '../search/search-service.js'
 import type { Links } from './links.js'
 
 /** What every endpoint handler gets: the parsed request and the registry's services. */
@@ -13,6 +14,8 @@ export interface RequestContext {
   head: boolean
   store: EntityStore
   blobs: BlobStore | undefined
+  /** Absent: the server answers searches with 500 search_failed. */
+  search: Search | undefined
   /** How many change records one changes request scans at most. */
   changesWindow: number
 }

@@ -1,7 +1,7 @@
 import type { StoredEntity } from '../contract/entity.js'
 import { isEntityId } from '../contract/ids.js'
+import { followMerges } from '../contract/merges.js'
 import type { EntityStore } from '../ports/entity-store.js'
-import { MAX_MERGE_HOPS } from '../warehouse/operations.js'
 import type { RequestContext } from './context.js'
 import { entityResource } from './documents.js'
 import { HttpError } from './errors.js'
@@ -15,12 +15,12 @@ export async function listEntities({ url, links, store }: RequestContext): Promi
   const { after, limit } = parsePageParameters(url, isEntityId)
   // The head is read first: a client following the feed from it misses nothing this page predates.
   const feedHead = await store.feedHead()
-  const page = await store.listEntities({ filter: filter?.query ?? null, after, limit })
+  const page = await store.listEntities({ qualifiers: filter?.query.qualifiers ?? [], after, limit })
   return pagedResponse(url, links, {
     path: '/v1/entities',
-    filter: filter?.raw ?? null,
+    carried: filter === null ? [] : [['filter', filter.raw]],
     data: page.entities.map((entity) => entityResource(entity, links)),
-    cursor: page.entities.at(-1)?.id ?? null,
+    cursor: page.cursor !== undefined ? page.cursor : (page.entities.at(-1)?.id ?? null),
     hasMore: page.hasMore,
     limit,
     feedHead,
@@ -46,10 +46,7 @@ export function requireEntityId(id: string | undefined): string {
  * missing link or a drained entity is not found. A tombstone is found (with an empty snapshot).
  */
 export async function resolveEntity(store: EntityStore, id: string): Promise<StoredEntity> {
-  let entity = await store.getEntity(id)
-  for (let hops = 0; entity?.state === 'merged'; hops++) {
-    entity = hops === MAX_MERGE_HOPS || entity.mergedInto === null ? null : await store.getEntity(entity.mergedInto)
-  }
-  if (entity === null || entity.state === 'drained') throw new HttpError('not_found', `entity ${id} was not found`)
-  return entity
+  const { end } = await followMerges(await store.getEntity(id), (next) => store.getEntity(next))
+  if (end === null || end.state === 'drained') throw new HttpError('not_found', `entity ${id} was not found`)
+  return end
 }

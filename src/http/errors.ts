@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'range_not_satisfiable'
   | 'rate_limited'
   | 'search_failed'
+  | 'search_unavailable'
   | 'internal_error'
 
 const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
@@ -32,6 +33,7 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   range_not_satisfiable: [416, 'Range not satisfiable'],
   rate_limited: [429, 'Too many requests'],
   search_failed: [500, 'Search failed'],
+  search_unavailable: [503, 'Search unavailable'],
   internal_error: [500, 'Internal server error'],
 }
 
@@ -46,8 +48,10 @@ export class HttpError extends Error {
     readonly parameter?: string,
     /** Extra response headers, such as Allow or Retry-After. */
     readonly headers: Record<string, string> = {},
+    /** `cause`: what failed underneath a 5xx, reported to `onError`, never answered. */
+    options?: ErrorOptions,
   ) {
-    super(detail)
+    super(detail, options)
     this.status = STATUS_AND_TITLE[code][0]
   }
 

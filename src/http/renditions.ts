@@ -27,6 +27,7 @@ export async function downloadRendition({ request, url, params, store, blobs, he
     'Content-Disposition': contentDisposition(rendition.filename),
     'Accept-Ranges': 'bytes',
     ETag: etag,
+    ...safetyHeaders(rendition.mime),
     ...(rendition.language ? { 'Content-Language': rendition.language } : {}),
   }
   if (request.headers.get('If-None-Match')?.split(',').some((tag) => tag.trim() === etag)) {
@@ -59,13 +60,26 @@ function parseRange(header: string | null, size: number, ifRange: string | null,
   const [, first = '', last = ''] = match
   if (first === '') {
     const suffix = Number(last)
-    if (suffix === 0) return 'unsatisfiable'
+    // RFC 9110 14.1.2: a suffix range of a zero-length representation is unsatisfiable.
+    if (suffix === 0 || size === 0) return 'unsatisfiable'
     return { start: Math.max(0, size - suffix), end: size - 1 }
   }
   const start = Number(first)
   if (start >= size) return 'unsatisfiable'
   const end = last === '' ? size - 1 : Math.min(Number(last), size - 1)
   return end < start ? null : { start, end }
+}
+
+/**
+ * The browser takes the declared type as is (no sniffing a text file into HTML), and a type it would
+ * run as a document (HTML, and XML, whose XHTML or SVG elements run scripts) opens in a sandbox: a
+ * rendition's script cannot act on the API's origin. PDFs and images stay unsandboxed (Chromium's
+ * PDF viewer refuses a sandboxed document).
+ */
+function safetyHeaders(mime: string): Record<string, string> {
+  const essence = mime.split(';')[0]!.trim().toLowerCase()
+  const active = essence === 'text/html' || essence === 'text/xml' || essence === 'application/xml' || essence.endsWith('+xml')
+  return active ? { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': 'sandbox' } : { 'X-Content-Type-Options': 'nosniff' }
 }
 
 /** `inline` with an ASCII fallback name and the exact UTF-8 name (RFC 6266). */

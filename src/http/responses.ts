@@ -14,8 +14,8 @@ export function jsonApiResponse(document: unknown, status = 200, headers: Record
 export interface Page {
   /** Where the page was asked for: `/v1/entities` or `/v1/entities/changes`. */
   path: string
-  /** The filter as the client wrote it, carried into `links.next`. */
-  filter: string | null
+  /** The parameters carried into `links.next` as the client wrote them (the filter, its scope). */
+  carried: [string, string][]
   data: unknown[]
   /** The page's `meta.cursor`: where the next page starts. */
   cursor: string | null
@@ -32,7 +32,7 @@ export function pagedResponse(url: URL, links: Links, page: Page): Response {
   const next =
     page.hasMore && page.cursor !== null
       ? links.withQuery(page.path, [
-          ...(page.filter === null ? [] : [['filter', page.filter] as [string, string]]),
+          ...page.carried,
           ['page[after]', page.cursor],
           ['page[limit]', String(page.limit)],
         ])

@@ -4,6 +4,7 @@ import type { EndpointHandler, RequestContext } from './context.js'
 import { getEntity, listEntities } from './entities.js'
 import { HttpError } from './errors.js'
 import { downloadRendition } from './renditions.js'
+import { searchEntities } from './search.js'
 
 /** Every endpoint; all answer GET (and HEAD), nothing else. Order matters: `changes` before `:id`. */
 const ROUTES: [string, EndpointHandler][] = [
@@ -11,6 +12,7 @@ const ROUTES: [string, EndpointHandler][] = [
   ['/v1/entities/changes', listChanges],
   ['/v1/entities/:id', getEntity],
   ['/v1/entities/:id/renditions/:file', downloadRendition],
+  ['/v1/search', searchEntities],
 ]
 
 export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS'

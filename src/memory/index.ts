@@ -1,2 +1,3 @@
-export { createMemoryStore, type MemoryStore } from './memory-store.js'
+export { createMemoryStore } from './memory-store.js'
 export { createMemoryBlobStore } from './memory-blob-store.js'
+export { createMemorySearchIndex } from './memory-search-index.js'

@@ -1,24 +1,21 @@
-import type { StoredChange, StoredEntity } from '../contract/entity.js'
+import type { PublicSnapshot, StoredChange, StoredEntity } from '../contract/entity.js'
 import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
-import type { ApiKeyStore } from '../ports/auth.js'
-import type { ChangePage, EntityPage, EntityStore, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
-import type { Warehouse } from '../ports/warehouse.js'
-import type { NewChange, WarehouseBackend, WarehouseTransaction } from '../warehouse/backend.js'
+import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
+import type { RegistryStore } from '../ports/store.js'
+import type { NewChange, WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-backend.js'
 import { createWarehouse } from '../warehouse/operations.js'
-
-export interface MemoryStore extends EntityStore, ApiKeyStore {
-  warehouse: Warehouse
-}
 
 /**
  * Every store port in memory: for tests, and the reference for a custom store. Lists scan all
  * entities, so it suits thousands of entities, not millions.
  */
-export function createMemoryStore(): MemoryStore {
+export function createMemoryStore(): RegistryStore {
   const entities = new Map<string, StoredEntity>()
   const privateSnapshots = new Map<string, Record<string, unknown>>()
   const changes: StoredChange[] = []
+  /** The snapshot before each change, at the same index; only `scope: 'either'` reads it. */
+  const previousSnapshots: PublicSnapshot[] = []
   const keyHashes = new Set<string>()
   // Serializes write transactions, as the SQL stores do.
   let writeQueue: Promise<unknown> = Promise.resolve()
@@ -29,8 +26,9 @@ export function createMemoryStore(): MemoryStore {
       entities.set(entity.id, structuredClone(entity))
       if (privateSnapshot !== undefined) privateSnapshots.set(entity.id, structuredClone(privateSnapshot))
     },
-    async appendChange(change: NewChange) {
+    async appendChange({ previousSnapshot, ...change }: NewChange) {
       changes.push({ ...structuredClone(change), changeId: encodeChangeId(changes.length + 1) })
+      previousSnapshots.push(structuredClone(previousSnapshot))
     },
   }
   const backend: WarehouseBackend = {
@@ -44,10 +42,10 @@ export function createMemoryStore(): MemoryStore {
   return {
     warehouse: createWarehouse(backend),
 
-    async listEntities({ filter, after, limit }: ListEntitiesQuery): Promise<EntityPage> {
+    async listEntities({ qualifiers, after, limit }: ListEntitiesQuery): Promise<EntityPage> {
       const matching = [...entities.values()]
         .filter((entity) => entity.state === 'canonical' && (after === null || entity.id > after))
-        .filter((entity) => filter === null || matchesQualifiers(filter, entity.snapshot))
+        .filter((entity) => matchesQualifiers(qualifiers, entity.snapshot))
         .sort((a, b) => (a.id < b.id ? -1 : 1))
       return { entities: matching.slice(0, limit).map((entity) => structuredClone(entity)), hasMore: matching.length > limit }
     },
@@ -57,15 +55,19 @@ export function createMemoryStore(): MemoryStore {
       return entity ? structuredClone(entity) : null
     },
 
-    async listChanges({ filter, after, limit, window }: ListChangesQuery): Promise<ChangePage> {
+    async listChanges({ qualifiers, after, limit, window, scope = 'after' }: ListChangesQuery): Promise<ChangePage> {
       // Sequence n is at index n - 1.
       const start = after === null ? 0 : (decodeChangeId(after) ?? 0)
       const end = Math.min(changes.length, start + window)
       const page: StoredChange[] = []
       let scanned = start
       while (scanned < end && page.length < limit) {
-        const change = changes[scanned++]!
-        if (matchesQualifiers(filter, change.snapshot)) page.push(structuredClone(change))
+        const change = changes[scanned]!
+        const matches =
+          matchesQualifiers(qualifiers, change.snapshot) ||
+          (scope === 'either' && matchesQualifiers(qualifiers, previousSnapshots[scanned]!))
+        scanned++
+        if (matches) page.push(structuredClone(change))
       }
       const cursor = scanned > 0 ? encodeChangeId(scanned) : after
       return { changes: page, cursor, hasMore: scanned < changes.length }
@@ -73,6 +75,8 @@ export function createMemoryStore(): MemoryStore {
 
     feedHead: async () => (changes.length > 0 ? encodeChangeId(changes.length) : null),
     isChangeId: (id) => decodeChangeId(id) !== null,
+
+    close: async () => {},
 
     hasKeyHash: async (hash) => keyHashes.has(hash),
     addKeyHash: async (hash) => void keyHashes.add(hash),

@@ -12,8 +12,11 @@ export interface BlobInfo {
 
 /** Where rendition bytes are kept, by rendition id. */
 export interface BlobStore {
-  put(key: string, bytes: Uint8Array): Promise<void>
+  /** Stores the bytes under `key`, replacing any; a stream is consumed as it is written. */
+  put(key: string, bytes: Uint8Array | ReadableStream<Uint8Array>): Promise<void>
   stat(key: string): Promise<BlobInfo | null>
   /** A stream of the bytes (of `range` when given), or null when there is no such blob. */
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>
+  /** Removes the blob; removing a missing one is not an error. */
+  delete(key: string): Promise<void>
 }

@@ -1,9 +1,9 @@
 import type { StoredChange, StoredEntity } from '../contract/entity.js'
-import type { GffsQuery } from '../gffs/types.js'
+import type { Qualifier } from '../gffs/types.js'
 
 export interface ListEntitiesQuery {
-  /** Qualifiers only; null lists every canonical entity. */
-  filter: GffsQuery | null
+  /** ANDed together (`matchesQualifiers` evaluates them); none lists every canonical entity. */
+  qualifiers: readonly Qualifier[]
   /** Exclusive keyset cursor: the last id of the previous page. */
   after: string | null
   limit: number
@@ -12,17 +12,29 @@ export interface ListEntitiesQuery {
 export interface EntityPage {
   /** Canonical entities in id order. */
   entities: StoredEntity[]
-  /** Whether another matching entity follows the last one on this page. */
+  /** Whether another matching entity may follow this page. */
   hasMore: boolean
+  /**
+   * Where the next page starts (its `after`): the last entity's id, or an id past it when the store
+   * checked further rows without finding another match within its bound on one request's cost.
+   * Omitted: the last entity's id.
+   */
+  cursor?: string | null
 }
 
 export interface ListChangesQuery {
-  filter: GffsQuery
+  /** Applied to each change's post-change snapshot; none matches every change. */
+  qualifiers: readonly Qualifier[]
   /** Exclusive cursor: a change id from a previous page, or null for the start of the feed. */
   after: string | null
   limit: number
   /** At most this many records of the feed are scanned after `after`, matching or not. */
   window: number
+  /**
+   * `after` (the default): the qualifiers match the post-change snapshot. `either`: they match the
+   * snapshot before or after the change, so that changes taking an entity out of a subset are seen.
+   */
+  scope?: 'after' | 'either'
 }
 
 export interface ChangePage {

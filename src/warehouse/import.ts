@@ -1,5 +1,7 @@
-import { readFile } from 'node:fs/promises'
-import { dirname, resolve } from 'node:path'
+import { createReadStream } from 'node:fs'
+import { realpath, stat } from 'node:fs/promises'
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
+import { Readable } from 'node:stream'
 import type { BlobStore } from '../ports/blob-store.js'
 import { WarehouseError, type EntityRecord, type OperationResult, type Warehouse, type WarehouseOperation } from '../ports/warehouse.js'
 import { normalizeRecord } from './record.js'
@@ -7,7 +9,10 @@ import { normalizeRecord } from './record.js'
 export interface ImportOptions {
   warehouse: Warehouse
   blobs: BlobStore
-  /** Rendition `file` paths are relative to this directory (the NDJSON file's). */
+  /**
+   * Rendition `file` paths are relative to this directory (the NDJSON file's), and must stay inside
+   * it: an absolute path, `..` or a symbolic link that leads out of it is refused.
+   */
   baseDir: string
   /** Operations per transaction. */
   batchSize?: number
@@ -37,13 +42,15 @@ export async function importNdjson(lines: AsyncIterable<string> | Iterable<strin
     })
     batch = []
   }
+  // Resolved once: containment is checked between real paths, links followed.
+  const baseDir = await realpath(options.baseDir)
   let lineNumber = 0
   for await (const text of lines) {
     lineNumber++
     if (text.trim() === '') continue
     try {
       const operation = parseOperation(text)
-      if (operation.op === 'upsert') await storeRenditionFiles(operation.record, options)
+      if (operation.op === 'upsert') await storeRenditionFiles(operation.record, baseDir, options.blobs)
       batch.push({ line: lineNumber, operation })
     } catch (error) {
       if (!(error instanceof WarehouseError)) throw error
@@ -84,17 +91,33 @@ export function parseOperation(text: string): WarehouseOperation {
 }
 
 /** Blobs are content for a rendition id; writing them before the row commits leaves at most an unused blob. */
-async function storeRenditionFiles(record: EntityRecord, options: ImportOptions): Promise<void> {
+async function storeRenditionFiles(record: EntityRecord, baseDir: string, blobs: BlobStore): Promise<void> {
   const { renditionFiles } = normalizeRecord(record)
   for (const { renditionId, file } of renditionFiles) {
-    let bytes: Uint8Array
-    try {
-      bytes = await readFile(resolve(options.baseDir, file))
-    } catch {
-      throw new WarehouseError('invalid_record', `rendition file ${file} cannot be read`)
-    }
-    await options.blobs.put(renditionId, bytes)
+    const path = await confinedFile(baseDir, file)
+    // Streamed: memory does not grow with the file.
+    await blobs.put(renditionId, Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>)
   }
+}
+
+/**
+ * The real path of a rendition file, which must be a regular file inside `baseDir` (a real path):
+ * an import must not publish other files of the machine, such as the store's own database.
+ */
+async function confinedFile(baseDir: string, file: string): Promise<string> {
+  if (isAbsolute(file)) throw new WarehouseError('invalid_record', `rendition file ${file} must be a path relative to the NDJSON file`)
+  let path: string
+  try {
+    path = await realpath(resolve(baseDir, file))
+  } catch {
+    throw new WarehouseError('invalid_record', `rendition file ${file} cannot be read`)
+  }
+  const inside = relative(baseDir, path)
+  if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+    throw new WarehouseError('invalid_record', `rendition file ${file} lies outside the NDJSON file's directory`)
+  }
+  if (!(await stat(path)).isFile()) throw new WarehouseError('invalid_record', `rendition file ${file} is not a regular file`)
+  return path
 }
 
 export function baseDirOf(ndjsonPath: string): string {

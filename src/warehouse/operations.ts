@@ -1,6 +1,7 @@
 import { EMPTY_SNAPSHOT, isEmptySnapshot, type PublicSnapshot, type StoredEntity } from '../contract/entity.js'
 import { PUBLIC_KEYS } from '../contract/fields.js'
 import { ENTITY_ID_PATTERN } from '../contract/ids.js'
+import { followMerges } from '../contract/merges.js'
 import {
   WarehouseError,
   type ChangeSummary,
@@ -9,11 +10,8 @@ import {
   type Warehouse,
   type WarehouseOperation,
 } from '../ports/warehouse.js'
-import type { NewChange, WarehouseBackend, WarehouseTransaction } from './backend.js'
+import type { NewChange, WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-backend.js'
 import { normalizeRecord } from './record.js'
-
-/** Merge chains longer than this are not followed (spec 8). */
-export const MAX_MERGE_HOPS = 5
 
 /** The write side over any store's backend: one implementation of the rules for every store. */
 export function createWarehouse(backend: WarehouseBackend): Warehouse {
@@ -61,11 +59,12 @@ async function upsert(tx: WarehouseTransaction, record: EntityRecord): Promise<C
   const previous = await tx.getEntity(id)
   const state = isEmptySnapshot(snapshot) ? 'deleted' : 'canonical'
   const wasCanonical = previous?.state === 'canonical'
-  const changedKeys = diffPublicKeys(wasCanonical ? previous.snapshot : EMPTY_SNAPSHOT, snapshot)
+  const previousSnapshot = wasCanonical ? previous.snapshot : EMPTY_SNAPSHOT
+  const changedKeys = diffPublicKeys(previousSnapshot, snapshot)
   await tx.putEntity({ id, state, mergedInto: null, snapshot }, privateSnapshot)
   if (previous?.state === state && changedKeys.length === 0) return null
   const changeType = state === 'deleted' ? 'delete' : wasCanonical ? 'update' : 'create'
-  return recordChange(tx, { entityId: id, changeType, changedKeys, mergedInto: null, snapshot })
+  return recordChange(tx, { entityId: id, changeType, changedKeys, mergedInto: null, snapshot, previousSnapshot })
 }
 
 /** Delete (a tombstone with an empty snapshot) or drain (withdrawn: 404); both read as `delete`. */
@@ -80,6 +79,7 @@ async function withdraw(tx: WarehouseTransaction, id: string, state: 'deleted' |
     changedKeys: diffPublicKeys(before, EMPTY_SNAPSHOT),
     mergedInto: null,
     snapshot: EMPTY_SNAPSHOT,
+    previousSnapshot: before,
   })
 }
 
@@ -96,25 +96,21 @@ async function merge(tx: WarehouseTransaction, sourceId: string, targetId: strin
     changedKeys: [],
     mergedInto: survivor.id,
     snapshot: source.snapshot,
+    previousSnapshot: source.state === 'canonical' ? source.snapshot : EMPTY_SNAPSHOT,
   })
 }
 
 /** The canonical entity a merge into `targetId` ends at; rejects cycles, long chains and dead ends. */
 async function resolveMergeTarget(tx: WarehouseTransaction, sourceId: string, targetId: string): Promise<StoredEntity> {
-  let target = await requireEntity(tx, targetId)
-  for (let hops = 0; target.state === 'merged'; hops++) {
-    if (hops === MAX_MERGE_HOPS || target.mergedInto === null) {
-      throw new WarehouseError('invalid_merge', `merge target ${targetId} does not lead to a canonical entity`)
-    }
-    if (target.mergedInto === sourceId) {
-      throw new WarehouseError('invalid_merge', `merging ${sourceId} into ${targetId} would close a cycle`)
-    }
-    target = await requireEntity(tx, target.mergedInto)
+  const { end, path } = await followMerges(await requireEntity(tx, targetId), (id) => tx.getEntity(id))
+  if (path.includes(sourceId)) {
+    throw new WarehouseError('invalid_merge', `merging ${sourceId} into ${targetId} would close a cycle`)
   }
-  if (target.state !== 'canonical') {
-    throw new WarehouseError('invalid_merge', `merge target ${targetId} is ${target.state}, not canonical`)
+  if (end === null) throw new WarehouseError('invalid_merge', `merge target ${targetId} does not lead to a canonical entity`)
+  if (end.state !== 'canonical') {
+    throw new WarehouseError('invalid_merge', `merge target ${targetId} is ${end.state}, not canonical`)
   }
-  return target
+  return end
 }
 
 async function requireEntity(tx: WarehouseTransaction, id: string): Promise<StoredEntity> {

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { z } from 'zod'
 import type { PublicSnapshot, StoredRendition, StoredText } from '../contract/entity.js'
 import { ATTRIBUTE_FIELDS } from '../contract/fields.js'
@@ -6,20 +7,70 @@ import { ENTITY_ID_PATTERN } from '../contract/ids.js'
 import { renditionSchema, textSchema } from '../contract/schemas.js'
 import { WarehouseError, type EntityRecord } from '../ports/warehouse.js'
 
+/**
+ * What a record may hold, so that every store keeps it and every answer can carry it: a public
+ * snapshot bounds one resource (a page holds 100), a record bounds one write.
+ */
+export const RECORD_LIMITS = {
+  /** The public snapshot (contract fields and texts) as JSON, in bytes. */
+  publicSnapshotBytes: 64 * 1024,
+  /** The whole record, private keys included, as JSON, in bytes. */
+  recordBytes: 1024 * 1024,
+} as const
+
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+const QUOTED = '"(?:[\\t !#-\\[\\]-~\\u0080-\\u00ff]|\\\\[\\t -~\\u0080-\\u00ff])*"'
+/** RFC 9110 media type: type/subtype and parameters; no control character can reach a header. */
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|${QUOTED}))*$`)
+/** The shape of a BCP 47 language tag (`en`, `en-US`, `zh-Hant-TW`). */
+const LANGUAGE_TAG = /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*$/
+/** JSON:API member names: allowed characters, with `-`, `_` and space only inside. */
+const MEMBER_NAME = /^[A-Za-z0-9\u0080-\uffff](?:[A-Za-z0-9\u0080-\uffff_ -]*[A-Za-z0-9\u0080-\uffff])?$/
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
+
+const mediaType = z.string().regex(MEDIA_TYPE, 'must be a media type such as text/html or text/html; charset=utf-8')
+
 /** The import form of a text: ids may be given (else derived) and a rendition may name its bytes' file. */
 const renditionInput = renditionSchema.omit({ links: true }).extend({
   renditionId: renditionSchema.shape.renditionId.optional(),
+  mime: mediaType,
+  language: z.string().regex(LANGUAGE_TAG, 'must be a language tag such as en or en-US').optional(),
+  filename: z.string().min(1, 'must not be empty').refine((name) => !CONTROL_CHARACTER.test(name), 'must not hold control characters'),
   /** Import only: the path of the bytes, relative to the NDJSON file. Never exposed. */
   file: z.string().optional(),
 })
-const textInput = textSchema.extend({ renditions: z.array(renditionInput) })
+const textInput = textSchema.extend({ mime: mediaType.optional(), renditions: z.array(renditionInput) })
 
 const recordInput = z.looseObject({
   id: z.string().regex(ENTITY_ID_PATTERN, 'id must match [0-9a-z]+'),
-  type: z.string().optional(),
+  type: z.string().regex(MEMBER_NAME, 'must be a JSON:API member name: letters and digits, with -, _ or space only inside').optional(),
   ...Object.fromEntries(ATTRIBUTE_FIELDS.map((field) => [field, z.string().optional()])),
   texts: z.array(textInput).optional(),
 })
+
+const encoder = new TextEncoder()
+
+/** Refuses what no store may keep or no answer may carry, before any rule reads the record. */
+function checkStorable(input: unknown): void {
+  const nul = pathOfNul(input, [])
+  if (nul !== null) throw new WarehouseError('invalid_record', `${nul.length > 0 ? `${nul.join('.')}: ` : ''}holds a NUL character, which no store keeps`)
+  const bytes = encoder.encode(JSON.stringify(input)).byteLength
+  if (bytes > RECORD_LIMITS.recordBytes) {
+    throw new WarehouseError('invalid_record', `is ${bytes} bytes as JSON; a record may have at most ${RECORD_LIMITS.recordBytes}`)
+  }
+}
+
+/** Where a string (or a key) holds U+0000, or null. */
+function pathOfNul(value: unknown, path: string[]): string[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null
+  if (typeof value !== 'object' || value === null) return null
+  for (const [key, item] of Object.entries(value)) {
+    if (key.includes('\u0000')) return [...path, JSON.stringify(key)]
+    const found = pathOfNul(item, [...path, key])
+    if (found !== null) return found
+  }
+  return null
+}
 
 /** A rendition whose bytes an import must store, keyed by its public id. */
 export interface RenditionFile {
@@ -38,6 +89,7 @@ export interface NormalizedRecord {
 
 /** Validates a warehouse record and derives the stable public text and rendition ids. */
 export function normalizeRecord(input: unknown): NormalizedRecord {
+  checkStorable(input)
   const parsed = recordInput.safeParse(input)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!
@@ -70,10 +122,20 @@ export function normalizeRecord(input: unknown): NormalizedRecord {
     })
     return { ...text, textId, renditions }
   })
+  const publicBytes = encoder.encode(JSON.stringify(snapshot)).byteLength
+  if (publicBytes > RECORD_LIMITS.publicSnapshotBytes) {
+    throw new WarehouseError(
+      'invalid_record',
+      `its public fields and texts are ${publicBytes} bytes as JSON; at most ${RECORD_LIMITS.publicSnapshotBytes} are published per entity`,
+    )
+  }
   return { id, snapshot, privateSnapshot, renditionFiles }
 }
 
-/** A stable public id: the same warehouse record imported twice gets the same ids. */
+/**
+ * A stable public id: the same warehouse record imported twice gets the same ids. Hashed in pure JS
+ * (synchronous, on every runtime), where Web Crypto would make validation asynchronous.
+ */
 function publicId(prefix: 'txt' | 'rnd', scope: string, key: string): string {
-  return `${prefix}_${createHash('sha256').update(`${scope}\n${key}`).digest('hex').slice(0, 32)}`
+  return `${prefix}_${bytesToHex(sha256(utf8ToBytes(`${scope}\n${key}`))).slice(0, 32)}`
 }

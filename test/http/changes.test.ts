@@ -3,9 +3,9 @@ import { expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
 import { useDemoRegistry } from '../support/demo.js'
 import { readDocument } from '../support/documents.js'
-import { describeStores, storeDialects } from '../kysely/dialects.js'
+import { describeEachStore, storeDialects } from '../stores/each-store.js'
 
-describeStores(storeDialects, 'change feed', (dialect) => {
+describeEachStore(storeDialects, 'change feed', (dialect) => {
   const { store, get } = useDemoRegistry(dialect, { changesWindow: 100 })
 
   async function readAll(filter: string, limit = 100) {

@@ -3,11 +3,11 @@ import { entityCollectionDocumentSchema, entityDocumentSchema } from '../../src/
 import { ATTRIBUTE_FIELDS } from '../../src/contract/fields.js'
 import { DEMO_RECORDS, useDemoRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
-import { describeStores, storeDialects } from '../kysely/dialects.js'
+import { describeEachStore, storeDialects } from '../stores/each-store.js'
 
 const canonicalDemoIds = DEMO_RECORDS.map((record) => record.id).sort()
 
-describeStores(storeDialects, 'entities', (dialect) => {
+describeEachStore(storeDialects, 'entities', (dialect) => {
   const { store, get } = useDemoRegistry(dialect)
 
   it('lists the 19 bills with filter=type:legislation', async () => {

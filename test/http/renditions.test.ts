@@ -53,6 +53,20 @@ describe('rendition download', () => {
     expect((await get(renditionPath, { headers: { Range: 'bytes=0-1', 'If-Range': '"stale"' } })).status).toBe(200)
   })
 
+  it('answers 416 to any range of an empty rendition, and serves it whole', async () => {
+    const renditionId = `rnd_${'e'.repeat(32)}`
+    await store.warehouse.upsert({ id: 'empty1', type: 'bill', texts: [{ renditions: [{ renditionId, conversion: 'original', mime: 'text/plain', filename: 'empty.txt' }] }] })
+    await blobs.put(renditionId, new Uint8Array(0))
+    const path = `/v1/entities/empty1/renditions/${renditionId}.txt`
+    const whole = await get(path)
+    expect([whole.status, whole.headers.get('content-length'), (await whole.arrayBuffer()).byteLength]).toEqual([200, '0', 0])
+    for (const range of ['bytes=-5', 'bytes=0-', 'bytes=0-0']) {
+      const response = await get(path, { headers: { Range: range } })
+      expect(response.headers.get('content-range'), range).toBe('bytes */0')
+      await expectError(response, 416, 'range_not_satisfiable')
+    }
+  })
+
   it('answers HEAD without a body and follows merges', async () => {
     const head = await get(renditionPath, { method: 'HEAD' })
     expect(head.headers.get('content-length')).toBe(String(original.length))
@@ -62,6 +76,30 @@ describe('rendition download', () => {
     await store.warehouse.merge('hr3590copy', 'hr3590111')
     const viaMerge = await get(renditionPath.replace('/hr3590111/', '/hr3590copy/'))
     expect(Buffer.from(await viaMerge.arrayBuffer()).equals(original)).toBe(true)
+  })
+
+  it('sends nosniff on every download and sandboxes the types a browser runs as documents', async () => {
+    const served = async (mime: string, filename: string) => {
+      const renditionId = `rnd_${Buffer.from(mime).toString('hex').padEnd(32, '0').slice(0, 32)}`
+      await store.warehouse.upsert({ id: 'active1', type: 'bill', texts: [{ renditions: [{ renditionId, conversion: 'original', mime, filename }] }] })
+      await blobs.put(renditionId, new TextEncoder().encode('<script>parent.document.title = "pwned"</script>'))
+      const path = `/v1/entities/active1/renditions/${renditionId}.${filename.split('.').pop()}`
+      const answers = [await get(path), await get(path, { method: 'HEAD' }), await get(path, { headers: { Range: 'bytes=0-3' } })]
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 206])
+      return answers.map((answer) => [answer.headers.get('x-content-type-options'), answer.headers.get('content-security-policy')])
+    }
+    const sandboxed = Array(3).fill(['nosniff', 'sandbox'])
+    const plain = Array(3).fill(['nosniff', null])
+    expect(await served('text/html', 'a.html')).toEqual(sandboxed)
+    expect(await served('Text/HTML; charset=utf-8', 'b.htm')).toEqual(sandboxed)
+    expect(await served('application/xhtml+xml', 'c.xhtml')).toEqual(sandboxed)
+    expect(await served('image/svg+xml', 'd.svg')).toEqual(sandboxed)
+    expect(await served('text/xml', 'e.xml')).toEqual(sandboxed)
+    expect(await served('text/plain', 'f.txt')).toEqual(plain)
+    expect(await served('application/pdf', 'g.pdf')).toEqual(plain)
+    expect(await served('image/png', 'h.png')).toEqual(plain)
+    // The demo's own HTML rendition, through the whole registry.
+    expect((await get(content)).headers.get('content-security-policy')).toBe('sandbox')
   })
 
   it('rejects malformed ids with 400 and unknown renditions with 404', async () => {

@@ -3,7 +3,7 @@ import { expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
 import { useDemoRegistry } from '../support/demo.js'
 import { readDocument } from '../support/documents.js'
-import { describeStores, storeDialects } from '../kysely/dialects.js'
+import { describeEachStore, storeDialects } from '../stores/each-store.js'
 
 /** A deterministic pseudo-random sequence (mulberry32), so a failure can be replayed. */
 function random(seed: number) {
@@ -17,14 +17,14 @@ function random(seed: number) {
 
 type Replica = Map<string, { type: string; attributes: unknown }>
 
-describeStores(storeDialects, 'a replica', (dialect) => {
+describeEachStore(storeDialects, 'a replica', (dialect) => {
   const { store, get } = useDemoRegistry(dialect, { changesWindow: 500 })
 
   /** Random creates, updates, deletes, merges and drains; returns when all are done. */
   async function writeRandomly(operations: number, next: () => number) {
     const warehouse = store().warehouse
     const pick = <T,>(items: T[]) => items[Math.floor(next() * items.length)]!
-    const live = (await store().listEntities({ filter: null, after: null, limit: 100 })).entities.map((e) => e.id)
+    const live = (await store().listEntities({ qualifiers: [], after: null, limit: 100 })).entities.map((e) => e.id)
     const gone: string[] = []
     for (let index = 0; index < operations; index++) {
       const roll = next()
@@ -108,5 +108,5 @@ describeStores(storeDialects, 'a replica', (dialect) => {
     expect(rounds).toBeGreaterThan(3)
     expect(truth.size).toBeGreaterThan(500)
     expect(new Map([...replica].sort())).toEqual(new Map([...truth].sort()))
-  })
+  }, 120_000)
 })

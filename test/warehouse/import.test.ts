@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -29,9 +29,9 @@ describe('NDJSON import', () => {
     expect(report.errors.map((error) => error.line)).toEqual([2, 3, 4, 6, 7, 8, 9, 10])
     expect(report.errors[2]!.message).toContain('name')
     expect(report.applied).toBe(2)
-    const page = await store.listEntities({ filter: null, after: null, limit: 100 })
+    const page = await store.listEntities({ qualifiers: [], after: null, limit: 100 })
     expect(page.entities.map((entity) => entity.id)).toEqual(['p1', 'p6'])
-    expect((await store.listChanges({ filter: { qualifiers: [], text: [] }, after: null, limit: 100, window: 100 })).changes).toHaveLength(2)
+    expect((await store.listChanges({ qualifiers: [], after: null, limit: 100, window: 100 })).changes).toHaveLength(2)
   })
 
   it('applies operations in order and derives the same public ids on every import', async () => {
@@ -58,5 +58,48 @@ describe('NDJSON import', () => {
     expect(rendition.renditionId).toMatch(/^rnd_[0-9a-f]{32}$/)
     expect(await first.blobs.stat(rendition.renditionId)).toMatchObject({ size: 5 })
     expect((await first.store.getEntity('b2'))!.state).toBe('drained')
+  })
+
+  it('keeps rendition files inside the NDJSON file\'s directory, links followed', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'er-outside-'))
+    writeFileSync(join(outside, 'secret.txt'), 'not for publication')
+    const directory = mkdtempSync(join(tmpdir(), 'er-import-'))
+    mkdirSync(join(directory, 'files'))
+    writeFileSync(join(directory, 'files', 'ok.txt'), 'fine')
+    symlinkSync(join(outside, 'secret.txt'), join(directory, 'files', 'leak.txt'))
+    symlinkSync(join(directory, 'files', 'ok.txt'), join(directory, 'alias.txt'))
+    symlinkSync(outside, join(directory, 'elsewhere'))
+    const withFile = (id: string, file: string) =>
+      JSON.stringify({ id, type: 'bill', texts: [{ localUrl: id, renditions: [{ conversion: 'original', mime: 'text/plain', filename: 'f.txt', file }] }] })
+    const { report, store, blobs } = await importLines(
+      [
+        withFile('a1', '../../../../../../../../etc/passwd'),
+        withFile('a2', '/etc/passwd'),
+        withFile('a3', join(outside, 'secret.txt')),
+        withFile('a4', 'files/leak.txt'),
+        withFile('a5', 'elsewhere/secret.txt'),
+        withFile('a6', 'files'),
+        withFile('a7', 'files/../../' + outside.split('/').at(-1) + '/secret.txt'),
+        withFile('ok1', 'files/ok.txt'),
+        withFile('ok2', 'alias.txt'),
+        withFile('ok3', './files/../files/ok.txt'),
+      ],
+      directory,
+    )
+    expect(report.errors.map(({ line, message }) => [line, message.replace(/^rendition file \S+/, 'rendition FILE')])).toEqual([
+      [1, "rendition FILE lies outside the NDJSON file's directory"],
+      [2, 'rendition FILE must be a path relative to the NDJSON file'],
+      [3, 'rendition FILE must be a path relative to the NDJSON file'],
+      [4, "rendition FILE lies outside the NDJSON file's directory"],
+      [5, "rendition FILE lies outside the NDJSON file's directory"],
+      [6, 'rendition FILE is not a regular file'],
+      [7, "rendition FILE lies outside the NDJSON file's directory"],
+    ])
+    const listed = await store.listEntities({ qualifiers: [], after: null, limit: 100 })
+    expect(listed.entities.map((entity) => entity.id)).toEqual(['ok1', 'ok2', 'ok3'])
+    for (const entity of listed.entities) {
+      const rendition = entity.snapshot.texts[0]!.renditions[0]!
+      expect(await new Response(await blobs.get(rendition.renditionId)).text()).toBe('fine')
+    }
   })
 })

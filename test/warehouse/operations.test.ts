@@ -2,10 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { createMemoryStore } from '../../src/memory/index.js'
 import { WarehouseError } from '../../src/ports/warehouse.js'
 
-const everything = { qualifiers: [], text: [] }
 
 async function changesOf(store: ReturnType<typeof createMemoryStore>) {
-  return (await store.listChanges({ filter: everything, after: null, limit: 100, window: 1000 })).changes
+  return (await store.listChanges({ qualifiers: [], after: null, limit: 100, window: 1000 })).changes
 }
 
 describe('warehouse rules', () => {

@@ -1,5 +1,5 @@
 /**
- * Every store a suite can run against: `describeStores` repeats a suite for each one and `useStore`
+ * Every store a suite can run against: `describeEachStore` repeats a suite for each one and `useStore`
  * gives each test a fresh, empty store. PostgreSQL runs when its server answers (ER_TEST_POSTGRES_URL,
  * default the project's local server) and is skipped with the reason otherwise, unless
  * ER_REQUIRE_POSTGRES=1 makes it fail instead.
@@ -12,16 +12,11 @@ import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PGliteDialect } from 'kysely'
 import pg from 'pg'
 import { afterEach, beforeEach, describe } from 'vitest'
-import { createKyselyStore, createPostgresStore, createSqliteStore, type KyselyStore } from '../../src/kysely/index.js'
+import { createKyselyStore, createPostgresStore, createSqliteStore, type KyselyStore, type StoreTuning } from '../../src/kysely/index.js'
 import { createMemoryStore } from '../../src/memory/index.js'
-import type { ApiKeyStore } from '../../src/ports/auth.js'
-import type { EntityStore } from '../../src/ports/entity-store.js'
-import type { Warehouse } from '../../src/ports/warehouse.js'
+import type { RegistryStore } from '../../src/ports/store.js'
 
-export interface TestStore extends EntityStore, ApiKeyStore {
-  warehouse: Warehouse
-  close(): Promise<void>
-}
+export type TestStore = RegistryStore
 
 export type TestDialectName = 'memory' | 'sqlite' | 'pglite' | 'postgres'
 
@@ -29,8 +24,8 @@ export interface StoreDialect<S extends TestStore = TestStore> {
   name: TestDialectName
   /** Why this dialect's suites are skipped on this machine, or null when they run. */
   skipReason: string | null
-  /** A fresh, empty store. */
-  open(): Promise<S>
+  /** A fresh, empty store (the memory store has no tuning). */
+  open(tuning?: StoreTuning): Promise<S>
 }
 
 export const POSTGRES_URL = process.env.ER_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -38,15 +33,15 @@ export const POSTGRES_URL = process.env.ER_TEST_POSTGRES_URL ?? 'postgres://post
 const memory: StoreDialect = {
   name: 'memory',
   skipReason: null,
-  open: async () => ({ ...createMemoryStore(), close: async () => {} }),
+  open: async () => createMemoryStore(),
 }
 
 const sqlite: StoreDialect<KyselyStore> = {
   name: 'sqlite',
   skipReason: null,
-  async open() {
+  async open(tuning) {
     const directory = await mkdtemp(join(tmpdir(), 'er-kysely-'))
-    const store = await createSqliteStore({ file: join(directory, 'registry.sqlite') })
+    const store = await createSqliteStore({ ...tuning, file: join(directory, 'registry.sqlite') })
     const close = async () => {
       await store.close()
       await rm(directory, { recursive: true, force: true })
@@ -63,13 +58,14 @@ let sharedPglite: PGlite | undefined
 const pglite: StoreDialect<KyselyStore> = {
   name: 'pglite',
   skipReason: null,
-  async open() {
+  async open(tuning) {
     sharedPglite ??= new PGlite()
     const instance = sharedPglite
     const schema = freshSchemaName()
     await instance.exec(`create schema ${schema}; set search_path to ${schema}`)
     // Not store.close(): destroying the Kysely instance would close the shared PGlite.
     const store = await createKyselyStore({
+      ...tuning,
       db: new Kysely({ dialect: new PGliteDialect({ pglite: instance }) }),
       dialect: 'postgres',
     })
@@ -83,9 +79,9 @@ const pglite: StoreDialect<KyselyStore> = {
 const postgres: StoreDialect<KyselyStore> = {
   name: 'postgres',
   skipReason: process.env.ER_REQUIRE_POSTGRES === '1' ? null : await postgresUnreachable(),
-  async open() {
+  async open(tuning) {
     const schema = await freshPostgresSchema()
-    const store = await createPostgresStore({ pool: new pg.Pool({ connectionString: schema.url }) })
+    const store = await createPostgresStore({ ...tuning, pool: new pg.Pool({ connectionString: schema.url }) })
     const close = async () => {
       await store.close()
       await schema.drop()
@@ -98,7 +94,7 @@ export const storeDialects: readonly StoreDialect[] = [memory, sqlite, pglite, p
 export const sqlDialects: readonly StoreDialect<KyselyStore>[] = [sqlite, pglite, postgres]
 
 /** Repeats a suite for each dialect; a skipped one says why in its title. */
-export function describeStores<S extends TestStore>(
+export function describeEachStore<S extends TestStore>(
   dialects: readonly StoreDialect<S>[],
   title: string,
   suite: (dialect: StoreDialect<S>) => void,

@@ -1,0 +1,27 @@
+import type { PublicSnapshot, StoredChange, StoredEntity } from '../contract/entity.js'
+
+/** A change record before the store gives it its id (its place in the feed). */
+export type NewChange = Omit<StoredChange, 'changeId'> & {
+  /**
+   * The public snapshot before the change (empty when the entity was not canonical). The store
+   * keeps its contract fields so that `filterScope=either` can match them; it is never served.
+   */
+  previousSnapshot: PublicSnapshot
+}
+
+/** What a store offers the warehouse inside one write transaction. */
+export interface WarehouseTransaction {
+  getEntity(id: string): Promise<StoredEntity | null>
+  /** `privateSnapshot` undefined keeps the stored one. */
+  putEntity(entity: StoredEntity, privateSnapshot: Record<string, unknown> | undefined): Promise<void>
+  appendChange(change: NewChange): Promise<void>
+}
+
+/**
+ * A store's write primitive: implement it and `createWarehouse(backend)` supplies the warehouse
+ * rules. Transactions must be serialized with every other writer, so that change records commit in
+ * feed order (the feed is gapless) and merge checks see no concurrent merge.
+ */
+export interface WarehouseBackend {
+  transaction<T>(work: (tx: WarehouseTransaction) => Promise<T>): Promise<T>
+}

@@ -1,0 +1,3 @@
+/** `entity-registry/testing`: conformance kits for your own implementations of the ports. */
+export { describeEntityStore } from './store-suite.js'
+export type { TestRunner } from './runner.js'

@@ -1,0 +1,324 @@
+import assert from 'node:assert/strict'
+import type { StoredChange } from '../contract/entity.js'
+import { parseGffs } from '../gffs/parse.js'
+import type { RegistryStore } from '../ports/store.js'
+import type { EntityRecord } from '../ports/warehouse.js'
+import { normalizeRecord } from '../warehouse/record.js'
+import { equal, hasFields, refused } from './assertions.js'
+import type { TestRunner } from './runner.js'
+
+const qualifiers = (filter: string) => parseGffs(filter, { allowFreeText: false }).qualifiers
+
+/**
+ * The store conformance kit: every behaviour the registry relies on from a store (warehouse rules,
+ * filters, keyset pages, merges, tombstones, drains, change records, API keys), as cases for your
+ * test runner. `makeStore` must give a fresh, empty store each time; the kit closes it after each
+ * case. The bundled memory, SQLite, PGlite and PostgreSQL stores run these same cases.
+ *
+ * ```ts
+ * import { describe, it, beforeEach, afterEach } from 'vitest'
+ * import { describeEntityStore } from 'entity-registry/testing'
+ * describeEntityStore('my store', () => createMyStore(), { describe, it, beforeEach, afterEach })
+ * ```
+ */
+export function describeEntityStore(name: string, makeStore: () => Promise<RegistryStore> | RegistryStore, runner: TestRunner): void {
+  const { describe, it, beforeEach, afterEach } = runner
+  let current: RegistryStore | undefined
+  const store = () => {
+    assert.ok(current, 'the store exists only inside a case')
+    return current
+  }
+
+  const listIds = async (filter = '') =>
+    (await store().listEntities({ qualifiers: qualifiers(filter), after: null, limit: 100 })).entities.map((entity) => entity.id)
+  const changesOf = async (filter = '') =>
+    (await store().listChanges({ qualifiers: qualifiers(filter), after: null, limit: 100, window: 1000 })).changes
+
+  describe(name, () => {
+    beforeEach(async () => {
+      current = await makeStore()
+    })
+    afterEach(async () => {
+      await current?.close()
+      current = undefined
+    })
+
+    describe('warehouse', () => {
+      it('creates, updates, and skips an upsert that changes nothing', async () => {
+        const { warehouse } = store()
+        const record: EntityRecord = { id: 'p1', type: 'person', name: 'Ada', secret: 'kept private' }
+        equal(await warehouse.upsert(record), { changeType: 'create', entityId: 'p1', changedKeys: ['type', 'name'] })
+        equal(await warehouse.upsert(record), null)
+        equal(await warehouse.upsert({ ...record, secret: 'changed, still private' }), null)
+        equal(await warehouse.upsert({ ...record, name: 'Ada L.', title: 'Countess' }), {
+          changeType: 'update',
+          entityId: 'p1',
+          changedKeys: ['title', 'name'],
+        })
+        equal(await store().getEntity('p1'), {
+          id: 'p1',
+          state: 'canonical',
+          mergedInto: null,
+          snapshot: { texts: [], type: 'person', title: 'Countess', name: 'Ada L.' },
+        })
+        const changes = await changesOf()
+        equal(
+          changes.map((change) => change.changeType),
+          ['create', 'update'],
+        )
+        equal(await store().feedHead(), changes[1]!.changeId)
+      })
+
+      it('keeps texts and renditions as normalized', async () => {
+        const record: EntityRecord = {
+          id: 'b1',
+          type: 'bill',
+          texts: [{ localUrl: 'https://example.org/b1', renditions: [{ conversion: 'original', mime: 'text/html', filename: 'b1.html' }] }],
+        }
+        equal((await store().warehouse.upsert(record))?.changedKeys, ['type', 'texts'])
+        const expected = normalizeRecord(record).snapshot
+        equal((await store().getEntity('b1'))?.snapshot, expected)
+        equal((await changesOf())[0]?.snapshot, expected)
+      })
+
+      it('deletes to a tombstone and recreates', async () => {
+        const { warehouse } = store()
+        await warehouse.upsert({ id: 'p1', type: 'person', name: 'Ada' })
+        equal(await warehouse.delete('p1'), { changeType: 'delete', entityId: 'p1', changedKeys: ['type', 'name'] })
+        equal(await warehouse.delete('p1'), null)
+        equal(await store().getEntity('p1'), { id: 'p1', state: 'deleted', mergedInto: null, snapshot: { texts: [] } })
+        equal(await listIds(), [])
+        equal((await warehouse.upsert({ id: 'p1', type: 'person' }))?.changeType, 'create')
+        await refused(warehouse.delete('missing'), 'not_found')
+      })
+
+      it('drains, also a deleted entity', async () => {
+        const { warehouse } = store()
+        await warehouse.upsert({ id: 'p1', type: 'person' })
+        await warehouse.upsert({ id: 'p2', type: 'person' })
+        await warehouse.delete('p2')
+        equal(await warehouse.drain('p1'), { changeType: 'delete', entityId: 'p1', changedKeys: ['type'] })
+        equal(await warehouse.drain('p1'), null)
+        equal(await warehouse.drain('p2'), { changeType: 'delete', entityId: 'p2', changedKeys: [] })
+        equal((await store().getEntity('p1'))?.state, 'drained')
+        equal(await listIds(), [])
+      })
+
+      it('merges into the canonical end of a chain and records the source snapshot', async () => {
+        const { warehouse } = store()
+        for (const id of ['a', 'b', 'c']) await warehouse.upsert({ id, type: 'person', name: id.toUpperCase() })
+        equal(await warehouse.merge('a', 'b'), { changeType: 'merge', entityId: 'a', changedKeys: [] })
+        equal(await warehouse.merge('a', 'b'), null)
+        await warehouse.merge('b', 'c')
+        equal(await store().getEntity('a'), { id: 'a', state: 'merged', mergedInto: 'b', snapshot: { texts: [], type: 'person', name: 'A' } })
+        const merges = (await changesOf('type:person')).filter((change) => change.changeType === 'merge')
+        equal(
+          merges.map(({ entityId, mergedInto, snapshot }) => ({ entityId, mergedInto, name: snapshot.name })),
+          [
+            { entityId: 'a', mergedInto: 'b', name: 'A' },
+            { entityId: 'b', mergedInto: 'c', name: 'B' },
+          ],
+        )
+        equal(await listIds(), ['c'])
+        // An upsert of a merged id makes it canonical again.
+        equal((await warehouse.upsert({ id: 'a', type: 'person' }))?.changeType, 'create')
+        hasFields(await store().getEntity('a'), { state: 'canonical', mergedInto: null })
+      })
+
+      it('refuses merges into itself, missing or withdrawn targets, and cycles', async () => {
+        const { warehouse } = store()
+        for (const id of ['a', 'b', 'd', 'x']) await warehouse.upsert({ id, type: 'person' })
+        await warehouse.delete('d')
+        await warehouse.drain('x')
+        await warehouse.merge('a', 'b')
+        await refused(warehouse.merge('b', 'b'), 'invalid_merge')
+        await refused(warehouse.merge('b', 'missing'), 'not_found')
+        await refused(warehouse.merge('missing', 'b'), 'not_found')
+        await refused(warehouse.merge('b', 'd'), 'invalid_merge')
+        await refused(warehouse.merge('b', 'x'), 'invalid_merge')
+        await refused(warehouse.merge('b', 'a'), 'invalid_merge')
+        equal((await changesOf()).filter((change) => change.changeType === 'merge').length, 1)
+      })
+
+      it('follows at most five merge hops', async () => {
+        const { warehouse } = store()
+        const ids = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']
+        for (const id of ids) await warehouse.upsert({ id, type: 'person' })
+        for (let index = 1; index <= 6; index++) equal((await warehouse.merge(ids[index]!, ids[index - 1]!))?.changeType, 'merge')
+        await refused(warehouse.merge('c7', 'c6'), 'invalid_merge')
+        hasFields((await changesOf()).at(-1), { entityId: 'c6', mergedInto: 'c0' })
+      })
+
+      it('applies a batch: a refused operation writes nothing, the rest apply', async () => {
+        const results = await store().warehouse.apply([
+          { op: 'upsert', record: { id: 'a', type: 'person' } },
+          { op: 'merge', id: 'a', into: 'missing' },
+          { op: 'upsert', record: { id: 'BAD', type: 'person' } },
+          { op: 'upsert', record: { id: 'b', type: 'bill' } },
+        ])
+        equal(
+          results.map((result) => (result.ok ? result.change?.changeType : result.error.code)),
+          ['create', 'not_found', 'invalid_record', 'create'],
+        )
+        equal(await listIds(), ['a', 'b'])
+        equal((await changesOf()).length, 2)
+      })
+    })
+
+    describe('listEntities', () => {
+      it('lists canonical entities in id order with keyset pages', async () => {
+        for (const id of ['b2', '10', 'a', '9', 'z', 'a0', '1']) await store().warehouse.upsert({ id, type: 'thing' })
+        await store().warehouse.delete('z')
+        equal(await allPages(store(), []), ['1', '10', '9', 'a', 'a0', 'b2'])
+        const first = await store().listEntities({ qualifiers: [], after: null, limit: 2 })
+        equal([first.entities.map((entity) => entity.id), first.hasMore], [['1', '10'], true])
+        const tail = await store().listEntities({ qualifiers: [], after: 'b2', limit: 2 })
+        equal([tail.entities, tail.hasMore], [[], false])
+      })
+
+      it('pages through a filter', async () => {
+        for (const [id, type] of [['a', 'person'], ['b', 'bill'], ['c', 'person'], ['d', 'person']] as const) {
+          await store().warehouse.upsert({ id, type })
+        }
+        equal(await allPages(store(), qualifiers('type:person'), 2), ['a', 'c', 'd'])
+      })
+    })
+
+    describe('qualifiers', () => {
+      const entities: EntityRecord[] = [
+        { id: 'p1', type: 'person', name: 'Ada Lovelace', jurisdiction: 'US-WA', displayDate: '2020-05-01', status: 'active' },
+        { id: 'p2', type: 'person', name: 'ÄNNE Öberg', jurisdiction: 'US-CA', displayDate: '2021-01-01' },
+        { id: 'b1', type: 'bill', title: 'Tax 100% relief_act', jurisdiction: 'US-WA', displayDate: '2019-12-31' },
+        { id: 'x1', title: 'loose' },
+      ]
+      const cases: [string, string[]][] = [
+        ['', ['b1', 'p1', 'p2', 'x1']],
+        ['type:person', ['p1', 'p2']],
+        ['type:person,bill', ['b1', 'p1', 'p2']],
+        ['type:Person', []],
+        ['-type:person', ['b1', 'x1']],
+        ['-jurisdiction:US-CA', ['b1', 'p1', 'x1']],
+        ['-jurisdiction:US-CA,US-WA', ['x1']],
+        ['name:~änne', ['p2']],
+        ['name:~LOVE,öBERG', ['p1', 'p2']],
+        ['-title:~tax', ['p1', 'p2', 'x1']],
+        ['title:~100%', ['b1']],
+        ['title:~%', ['b1']],
+        ['title:~_', ['b1']],
+        ['title:~"100% RELIEF"', ['b1']],
+        ['displayDate:>2020-05-01', ['p2']],
+        ['displayDate:>=2020-05-01', ['p1', 'p2']],
+        ['displayDate:<2020', ['b1']],
+        ['displayDate:<=2020-05-01', ['b1', 'p1']],
+        ['-displayDate:<2021', ['p2', 'x1']],
+        ['displayDate:2020..2020-12-31', ['p1']],
+        ['displayDate:*..2020', ['b1']],
+        ['displayDate:2021..*', ['p2']],
+        ['displayDate:*..*', ['b1', 'p1', 'p2']],
+        ['-displayDate:*..*', ['x1']],
+        ['displayDate:>=2020 displayDate:<2021', ['p1']],
+        ['type:person jurisdiction:US-WA', ['p1']],
+        ['-status:active type:person', ['p2']],
+        // Code point order: lower case sorts after upper case, and "Ä" after both.
+        ['title:>Z', ['x1']],
+        ['name:>Z', ['p2']],
+        ['name:<b', ['p1']],
+      ]
+      for (const [filter, expected] of cases) {
+        it(`filter ${JSON.stringify(filter)}`, async () => {
+          for (const entity of entities) await store().warehouse.upsert(entity)
+          equal(await allPages(store(), qualifiers(filter)), expected)
+        })
+      }
+    })
+
+    describe('listChanges', () => {
+      const page = async (filter: string, after: string | null, limit: number, window: number) => {
+        const { changes, cursor, hasMore } = await store().listChanges({ qualifiers: qualifiers(filter), after, limit, window })
+        return { ids: changes.map((change) => change.changeId), cursor, hasMore }
+      }
+
+      /** Feed: 1 create p1, 2 create b1, 3 create p2, 4 update b1, 5 delete p1; returns the five ids. */
+      async function writeFeed(): Promise<string[]> {
+        const { warehouse } = store()
+        await warehouse.upsert({ id: 'p1', type: 'person' })
+        await warehouse.upsert({ id: 'b1', type: 'bill' })
+        await warehouse.upsert({ id: 'p2', type: 'person' })
+        await warehouse.upsert({ id: 'b1', type: 'bill', title: 'Act' })
+        await warehouse.delete('p1')
+        const ids = (await changesOf()).map((change) => change.changeId)
+        equal(ids.length, 5)
+        equal([...ids].sort(), ids, 'change ids sort in feed order')
+        return ids
+      }
+
+      it('is empty before the first change', async () => {
+        equal(await store().feedHead(), null)
+        equal(await page('', null, 10, 100), { ids: [], cursor: null, hasMore: false })
+      })
+
+      it('returns the whole feed with its fields', async () => {
+        const ids = await writeFeed()
+        const changes: StoredChange[] = await changesOf()
+        equal(
+          changes.map(({ entityId, changeType, changedKeys, mergedInto }) => [entityId, changeType, changedKeys, mergedInto]),
+          [
+            ['p1', 'create', ['type'], null],
+            ['b1', 'create', ['type'], null],
+            ['p2', 'create', ['type'], null],
+            ['b1', 'update', ['title'], null],
+            ['p1', 'delete', ['type'], null],
+          ],
+        )
+        for (const change of changes) assert.ok(!Number.isNaN(Date.parse(change.recordedAt)), `recordedAt ${change.recordedAt}`)
+        equal(changes[3]?.snapshot, { texts: [], type: 'bill', title: 'Act' })
+        equal(changes[4]?.snapshot, { texts: [] })
+        equal(await store().feedHead(), ids[4])
+        equal(store().isChangeId(ids[0]!), true)
+        equal(store().isChangeId('not a change id!'), false)
+      })
+
+      it('ends a full page at its last match and an unfilled one at the end of the window', async () => {
+        const ids = await writeFeed()
+        equal(await page('type:person', null, 1, 100), { ids: [ids[0]], cursor: ids[0], hasMore: true })
+        equal(await page('type:person', ids[0]!, 1, 100), { ids: [ids[2]], cursor: ids[2], hasMore: true })
+        // The tombstone of p1 matches no type filter; the cursor still advances to the head.
+        equal(await page('type:person', ids[2]!, 1, 100), { ids: [], cursor: ids[4], hasMore: false })
+        equal(await page('type:person', ids[4]!, 1, 100), { ids: [], cursor: ids[4], hasMore: false })
+      })
+
+      it('scans at most the window', async () => {
+        const ids = await writeFeed()
+        equal(await page('type:person', null, 10, 2), { ids: [ids[0]], cursor: ids[1], hasMore: true })
+        equal(await page('type:bill', ids[1]!, 10, 2), { ids: [ids[3]], cursor: ids[3], hasMore: true })
+        equal(await page('title:Act', ids[3]!, 10, 2), { ids: [], cursor: ids[4], hasMore: false })
+        equal(await page('', null, 2, 3), { ids: [ids[0], ids[1]], cursor: ids[1], hasMore: true })
+      })
+    })
+
+    describe('api keys', () => {
+      it('adds, finds and counts key hashes', async () => {
+        const [first, second] = ['a'.repeat(64), 'b'.repeat(64)]
+        equal(await store().countKeys(), 0)
+        await store().addKeyHash(first)
+        await store().addKeyHash(first)
+        equal(await store().hasKeyHash(first), true)
+        equal(await store().hasKeyHash(second), false)
+        await store().addKeyHash(second)
+        equal(await store().countKeys(), 2)
+      })
+    })
+  })
+}
+
+/** Every id a filter lists, following the store's pages to the end. */
+async function allPages(store: RegistryStore, filter: ReturnType<typeof qualifiers>, limit = 2): Promise<string[]> {
+  const ids: string[] = []
+  for (let after: string | null = null; ; ) {
+    const page = await store.listEntities({ qualifiers: filter, after, limit })
+    ids.push(...page.entities.map((entity) => entity.id))
+    if (!page.hasMore) return ids
+    // A store may end a page past its last entity (it checked further rows and found no match).
+    after = page.cursor !== undefined ? page.cursor : page.entities.at(-1)!.id
+  }
+}

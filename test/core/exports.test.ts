@@ -1,0 +1,40 @@
+/** The public API of each entry, pinned: a change to it is a decision, made here on purpose. */
+import { expect, it } from 'vitest'
+
+it('the root entry exports the runtime-neutral public API and nothing else', async () => {
+  expect(Object.keys(await import('../../src/index.js')).sort()).toEqual([
+    'CONTRACT_FIELDS',
+    'GFFS_LIMITS',
+    'GffsError',
+    'MAX_MERGE_HOPS',
+    'RECORD_LIMITS',
+    'SEARCH_LIMIT',
+    'WarehouseError',
+    'createApiKeyAuthenticator',
+    'createIndexer',
+    'createRegistry',
+    'createSearch',
+    'createTokenBucketRateLimiter',
+    'createWarehouse',
+    'decodeChangeId',
+    'encodeChangeId',
+    'fuse',
+    'generateApiKey',
+    'hashApiKey',
+    'matchesQualifiers',
+    'parseGffs',
+    'tokenize',
+  ])
+})
+
+it('entity-registry/node exports the Node adapter, the file blob store and the NDJSON import', async () => {
+  expect(Object.keys(await import('../../src/node/index.js')).sort()).toEqual([
+    'answerClientError',
+    'answerConnect',
+    'createFileBlobStore',
+    'importNdjson',
+    'parseOperation',
+    'serve',
+    'toNodeListener',
+  ])
+})
