@@ -1,7 +1,9 @@
 import { expressionBuilder, type Expression, type ExpressionWrapper, type SqlBool } from 'kysely'
 import { foldCase } from '../gffs/evaluate.js'
+import type { ContractField } from '../contract/fields.js'
 import type { Qualifier } from '../gffs/types.js'
-import { CONTRACT_COLUMNS, type ContractColumns } from './schema.js'
+import { CONTRACT_COLUMNS } from '../contract/fields.js'
+import type { ContractColumn, ContractColumns } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
 // Both filtered tables carry the contract columns; references compile unqualified.
@@ -10,14 +12,20 @@ type FilterColumn = ExpressionWrapper<{ filtered: ContractColumns }, 'filtered',
 
 /**
  * The qualifiers of a GFFS query as one SQL condition that agrees with `matchesQualifiers`.
- * Column names come only from CONTRACT_COLUMNS; every value is a bound parameter.
+ * Column names come only from CONTRACT_COLUMNS or PREVIOUS_CONTRACT_COLUMNS (`columns`: where each
+ * field is held); every value is a bound parameter.
  */
-export function qualifiersToSql(qualifiers: readonly Qualifier[], dialect: SqlDialect): Expression<SqlBool> {
-  return eb.and(qualifiers.map((qualifier) => qualifierToSql(qualifier, dialect)))
+export function qualifiersToSql(
+  qualifiers: readonly Qualifier[],
+  dialect: SqlDialect,
+  columns: Readonly<Record<ContractField, string>> = CONTRACT_COLUMNS,
+): Expression<SqlBool> {
+  return eb.and(qualifiers.map((qualifier) => qualifierToSql(qualifier, dialect, columns)))
 }
 
-function qualifierToSql(qualifier: Qualifier, dialect: SqlDialect): Expression<SqlBool> {
-  const column = eb.ref(CONTRACT_COLUMNS[qualifier.field])
+function qualifierToSql(qualifier: Qualifier, dialect: SqlDialect, columns: Readonly<Record<ContractField, string>>): Expression<SqlBool> {
+  // Typed as a contract column: both column sets are text columns of the filtered table.
+  const column = eb.ref(columns[qualifier.field] as ContractColumn)
   const present = eb(column, 'is not', null)
   const conditions = valueConditions(qualifier, column, dialect)
   // A missing field (NULL) never matches: an open range still needs the field to be present.

@@ -1,5 +1,5 @@
-export { createKyselyStore, type KyselyStore, type KyselyStoreOptions } from './kysely-store.js'
-export { createSqliteStore, registerSqliteFunctions, type SqliteStoreOptions } from './sqlite.js'
+export { createKyselyStore, type KyselyStore, type KyselyStoreOptions, type StoreTuning } from './kysely-store.js'
+export { createSqliteStore, registerSqliteFunctions, type SqliteStoreOptions, type SqliteFunctionHost } from './sqlite.js'
 export {
   createPostgresStore,
   createPgliteStore,

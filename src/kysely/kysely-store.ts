@@ -1,37 +1,43 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
-import type { ApiKeyStore } from '../ports/auth.js'
-import type { ChangePage, EntityPage, EntityStore, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
-import type { Warehouse } from '../ports/warehouse.js'
+import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
+import type { RegistryStore } from '../ports/store.js'
 import { createWarehouse } from '../warehouse/operations.js'
+import { planFilter, windowFor } from './filter-plan.js'
 import { qualifiersToSql } from './gffs-to-sql.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { findEntity, selectChanges, selectEntities, toStoredChange, toStoredEntity } from './rows.js'
-import type { RegistryDatabase } from './schema.js'
+import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName } from './sql-dialect.js'
 
-export interface KyselyStoreOptions {
+/** Settings every Kysely store takes. */
+export interface StoreTuning {
+  /**
+   * Candidate rows one filtered list request checks at most (default 10,000; fewer for costly
+   * filters). Bounds every request's cost: a sparse filter answers short pages that move past it.
+   */
+  listWindow?: number
+}
+
+export interface KyselyStoreOptions extends StoreTuning {
   /** A SQLite connection needs `registerSqliteFunctions` first (createSqliteStore does it). */
   db: Kysely<any>
   dialect: DialectName
 }
 
-/** Every store port over one SQL database. */
-export interface KyselyStore extends EntityStore, ApiKeyStore {
-  warehouse: Warehouse
+/** Every store port over one SQL database; `close()` destroys `db` (the SQLite or PGlite database, the pg pool). */
+export interface KyselyStore extends RegistryStore {
   db: Kysely<RegistryDatabase>
-  /** Destroys `db`: closes the SQLite or PGlite database, ends the pg pool. */
-  close(): Promise<void>
 }
 
 /**
  * The store over a Kysely instance made for it alone, which it destroys if opening fails (the
  * factories for SQLite, PostgreSQL and PGlite use this).
  */
-export async function createOwningStore(db: Kysely<any>, dialect: DialectName): Promise<KyselyStore> {
+export async function createOwningStore(db: Kysely<any>, dialect: DialectName, tuning: StoreTuning = {}): Promise<KyselyStore> {
   try {
-    return await createKyselyStore({ db, dialect })
+    return await createKyselyStore({ ...tuning, db, dialect })
   } catch (error) {
     await db.destroy()
     throw error
@@ -41,6 +47,7 @@ export async function createOwningStore(db: Kysely<any>, dialect: DialectName): 
 /** The store over a Kysely instance; brings its schema up to date first. */
 export async function createKyselyStore(options: KyselyStoreOptions): Promise<KyselyStore> {
   const db = options.db as Kysely<RegistryDatabase>
+  const maxListWindow = options.listWindow ?? 10_000
   const dialect = await resolveDialect(db, options.dialect)
   await migrateToLatest(db, dialect)
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
@@ -50,25 +57,39 @@ export async function createKyselyStore(options: KyselyStoreOptions): Promise<Ky
     warehouse: createWarehouse(createKyselyWarehouseBackend(db, dialect)),
     close: () => db.destroy(),
 
-    async listEntities({ filter, after, limit }: ListEntitiesQuery): Promise<EntityPage> {
+    async listEntities({ qualifiers, after, limit }: ListEntitiesQuery): Promise<EntityPage> {
+      const plan = planFilter(qualifiers, maxListWindow)
+      // A literal, not a parameter: the partial indexes apply only to a predicate they imply.
+      const candidates = (eb: ExpressionBuilder<RegistryDatabase, 'entities'>) =>
+        eb.and([eb('state', '=', sql.lit('canonical')), qualifiersToSql(plan.seek, dialect), ...(after === null ? [] : [eb('id', '>', after)])])
+      if (plan.residual.length === 0) {
+        // The index answers exactly: a page reads only the rows it returns.
+        const rows = await selectEntities(db).where(candidates).orderBy('id').limit(limit + 1).execute()
+        const entities = rows.slice(0, limit).map(toStoredEntity)
+        return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null }
+      }
+      const window = await db
+        .selectFrom((eb) => eb.selectFrom('entities').select('id').where(candidates).orderBy('id').limit(plan.window).as('window'))
+        .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last')])
+        .executeTakeFirstOrThrow()
+      if (window.last === null) return { entities: [], hasMore: false, cursor: after }
       const rows = await selectEntities(db)
-        .where((eb) =>
-          eb.and([
-            // A literal, not a parameter: the partial indexes apply only to a predicate they imply.
-            eb('state', '=', sql.lit('canonical')),
-            qualifiersToSql(filter?.qualifiers ?? [], dialect),
-            ...(after === null ? [] : [eb('id', '>', after)]),
-          ]),
-        )
+        .where((eb) => eb.and([candidates(eb), eb('id', '<=', window.last!), qualifiersToSql(plan.residual, dialect)]))
         .orderBy('id')
         .limit(limit + 1)
         .execute()
-      return { entities: rows.slice(0, limit).map(toStoredEntity), hasMore: rows.length > limit }
+      const entities = rows.slice(0, limit).map(toStoredEntity)
+      if (rows.length > limit) return { entities, hasMore: true, cursor: entities.at(-1)!.id }
+      // The whole window was checked: the next page starts after it, whether or not it matched.
+      const windowFull = Number(window.scanned) === plan.window
+      return { entities, hasMore: windowFull, cursor: windowFull ? window.last : (entities.at(-1)?.id ?? null) }
     },
 
     getEntity: (id) => findEntity(db, id),
 
-    async listChanges({ filter, after, limit, window }: ListChangesQuery): Promise<ChangePage> {
+    async listChanges({ qualifiers, after, limit, window: maxWindow, scope = 'after' }: ListChangesQuery): Promise<ChangePage> {
+      // Every qualifier is checked row by row here: the window shrinks as the filter costs more.
+      const window = windowFor(qualifiers, maxWindow, { passes: scope === 'either' ? 2 : 1 })
       const start = after === null ? 0 : decodeChangeId(after) ?? 0
       const { windowEnd, head } = await scanWindow(db, start, window)
       const rows =
@@ -79,7 +100,9 @@ export async function createKyselyStore(options: KyselyStoreOptions): Promise<Ky
                 eb.and([
                   eb('seq', '>', start),
                   eb('seq', '<=', windowEnd),
-                  qualifiersToSql(filter.qualifiers, dialect),
+                  scope === 'either'
+                    ? eb.or([qualifiersToSql(qualifiers, dialect), qualifiersToSql(qualifiers, dialect, PREVIOUS_CONTRACT_COLUMNS)])
+                    : qualifiersToSql(qualifiers, dialect),
                 ]),
               )
               .orderBy('seq')

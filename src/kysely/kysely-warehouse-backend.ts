@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { WarehouseBackend, WarehouseTransaction } from '../warehouse/backend.js'
+import type { WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-backend.js'
 import { changeRow, entityRow, findEntity } from './rows.js'
 import type { RegistryDatabase } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'

@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type DatabaseIntrospector, type Kysely, type TableMetadata } from 'kysely'
 import { Migrator, type Migration } from 'kysely/migration'
-import { CONTRACT_COLUMNS, type ContractColumn } from './schema.js'
+import { CONTRACT_COLUMNS } from '../contract/fields.js'
+import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
 /**
@@ -64,13 +65,55 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute()
       },
     },
+    // `filterScope=either` matches the snapshot before a change too; older rows keep nulls there.
+    '0003_changes_previous_columns': {
+      async up(db: Kysely<any>) {
+        for (const column of Object.values(PREVIOUS_CONTRACT_COLUMNS)) {
+          await db.schema.alterTable('changes').addColumn(column, text).execute()
+        }
+      },
+    },
   }
 }
 
 /** Brings the schema up to date; runs on every open. */
 export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialect): Promise<void> {
   const provided = migrations(dialect)
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => provided } })
+  // Kysely looks for its migration tables in every schema unless told which: another schema's
+  // tables (another app's, or another registry's) would stop it creating this schema's own.
+  const schema = dialect.name === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined
+  const migrator = new Migrator({
+    db: schema === undefined ? db : withIntrospectionOf(db, schema),
+    provider: { getMigrations: async () => provided },
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  })
   const { error } = await migrator.migrateToLatest()
   if (error !== undefined) throw error
+}
+
+/**
+ * `db` whose introspection sees only `schema`'s tables. The Migrator asks Kysely's PostgreSQL
+ * introspector whether its tables exist, and that reads every column of every schema through
+ * `pg_get_serial_sequence(name)`: it fails with "schema … does not exist" when another schema is
+ * dropped meanwhile, and takes seconds on a database of many schemas (kysely#1313, kysely#1706).
+ */
+function withIntrospectionOf(db: Kysely<any>, schema: string): Kysely<any> {
+  const introspection: DatabaseIntrospector = {
+    getSchemas: async () => [{ name: schema }],
+    async getTables(): Promise<TableMetadata[]> {
+      const { rows } = await sql<{ name: string; isView: boolean }>`
+        select c.relname as name, c.relkind = 'v' as "isView"
+        from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = ${schema} and c.relkind in ('r', 'v', 'p')`.execute(db)
+      return rows.map((row) => ({ name: row.name, isView: row.isView, isForeign: false, columns: [], schema }))
+    },
+  }
+  // Kysely keeps its state in private fields, so every other member is read off the real instance.
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'introspection') return introspection
+      const value: unknown = Reflect.get(target, property, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
 }

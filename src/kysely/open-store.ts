@@ -4,16 +4,23 @@ import { createSqliteStore } from './sqlite.js'
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i
 const PGLITE_PREFIX = 'pglite:'
+/** Any other `scheme://`: not a file path, and no store of this package. */
+const OTHER_URL = /^([a-z][a-z0-9+.-]*):\/\//i
 
 /**
  * The store a database option names: a `postgres://` or `postgresql://` URL; `pglite:` followed by
- * a directory (`pglite://path` or `pglite:path`; in memory when empty); else a SQLite file path.
+ * a directory (`pglite://path` or `pglite:path`; in memory when empty); else a SQLite file path. Any
+ * other `scheme://` is refused (`mysql://…` must not become a SQLite file of that name).
  */
 export function openStore(location: string): Promise<KyselyStore> {
   if (POSTGRES_URL.test(location)) return createPostgresStore({ connectionString: location })
   if (location.startsWith(PGLITE_PREFIX)) {
     const dataDir = location.slice(PGLITE_PREFIX.length).replace(/^\/\//, '')
     return createPgliteStore(dataDir === '' ? {} : { dataDir })
+  }
+  const other = OTHER_URL.exec(location)
+  if (other) {
+    return Promise.reject(new Error(`unsupported database "${other[1]}://": use a SQLite file path, postgres://, postgresql:// or pglite:`))
   }
   return createSqliteStore({ file: location })
 }

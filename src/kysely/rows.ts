@@ -1,8 +1,8 @@
 import type { Insertable, Kysely, Selectable } from 'kysely'
 import { encodeChangeId } from '../contract/change-id.js'
 import type { StoredChange, StoredEntity } from '../contract/entity.js'
-import type { NewChange } from '../warehouse/backend.js'
-import { contractColumnValues, type ChangesTable, type EntitiesTable, type RegistryDatabase } from './schema.js'
+import type { NewChange } from '../ports/warehouse-backend.js'
+import { contractColumnValues, previousContractColumnValues, type ChangesTable, type EntitiesTable, type RegistryDatabase } from './schema.js'
 
 /** What a read of an entity needs; the private snapshot stays in the database. */
 const ENTITY_COLUMNS = ['id', 'state', 'merged_into', 'snapshot'] as const
@@ -67,6 +67,7 @@ export function changeRow(change: NewChange): Insertable<ChangesTable> {
     merged_into: change.mergedInto,
     recorded_at: change.recordedAt,
     ...contractColumnValues(change.snapshot),
+    ...previousContractColumnValues(change.previousSnapshot),
     snapshot: JSON.stringify(change.snapshot),
   }
 }

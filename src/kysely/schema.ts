@@ -1,21 +1,15 @@
 import type { Generated } from 'kysely'
 import type { ChangeType, EntityState, PublicSnapshot } from '../contract/entity.js'
-import { CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
-
-/** The column that holds each contract field; the only column names a filter can reach. */
-export const CONTRACT_COLUMNS = {
-  type: 'type',
-  title: 'title',
-  name: 'name',
-  displayDate: 'display_date',
-  jurisdiction: 'jurisdiction',
-  localIdentifier: 'local_identifier',
-  localType: 'local_type',
-  authority: 'authority',
-  status: 'status',
-} as const satisfies Record<ContractField, string>
+import { CONTRACT_COLUMNS, CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
 
 export type ContractColumn = (typeof CONTRACT_COLUMNS)[ContractField]
+
+/** The column of a change that holds a contract field's value before the change (`filterScope=either`). */
+export const PREVIOUS_CONTRACT_COLUMNS = Object.fromEntries(
+  Object.entries(CONTRACT_COLUMNS).map(([field, column]) => [field, `previous_${column}`]),
+) as { [F in ContractField]: `previous_${(typeof CONTRACT_COLUMNS)[F]}` }
+
+export type PreviousContractColumns = { [C in ContractColumn as `previous_${C}`]: string | null }
 
 /** One nullable text column per contract field: what filters compile against. */
 export type ContractColumns = { [C in ContractColumn]: string | null }
@@ -30,7 +24,7 @@ export interface EntitiesTable extends ContractColumns {
   private_snapshot: string
 }
 
-export interface ChangesTable extends ContractColumns {
+export interface ChangesTable extends ContractColumns, PreviousContractColumns {
   /** Feed order; `pg` returns a bigint as a string. */
   seq: Generated<number | string>
   entity_id: string
@@ -54,6 +48,13 @@ export interface RegistryDatabase {
   entities: EntitiesTable
   changes: ChangesTable
   api_keys: ApiKeysTable
+}
+
+/** The previous-snapshot columns of a change; rows written before they existed hold nulls. */
+export function previousContractColumnValues(snapshot: PublicSnapshot): PreviousContractColumns {
+  const values = {} as Record<string, string | null>
+  for (const field of CONTRACT_FIELDS) values[PREVIOUS_CONTRACT_COLUMNS[field]] = snapshot[field] ?? null
+  return values as PreviousContractColumns
 }
 
 /** The contract-field columns of a snapshot, for filtering in SQL. */

@@ -1,10 +1,10 @@
 import type { Database, Statement } from 'better-sqlite3'
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely'
 import { foldCase } from '../gffs/evaluate.js'
-import { createOwningStore, type KyselyStore } from './kysely-store.js'
+import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
 import { SQLITE_FOLD_FUNCTION } from './sql-dialect.js'
 
-export interface SqliteStoreOptions {
+export interface SqliteStoreOptions extends StoreTuning {
   /** A database file (created when missing), or `:memory:`. */
   file: string
 }
@@ -13,7 +13,7 @@ export interface SqliteStoreOptions {
  * The embedded default: a SQLite file through better-sqlite3, in WAL mode (other processes read
  * while one writes). Within the process, reads and writes share the one connection.
  */
-export async function createSqliteStore({ file }: SqliteStoreOptions): Promise<KyselyStore> {
+export async function createSqliteStore({ file, ...tuning }: SqliteStoreOptions): Promise<KyselyStore> {
   // Loaded on demand, so that a PostgreSQL deployment never loads the native module.
   const { default: BetterSqlite3 } = await import('better-sqlite3')
   const database = new BetterSqlite3(file)
@@ -23,11 +23,19 @@ export async function createSqliteStore({ file }: SqliteStoreOptions): Promise<K
   // In WAL mode NORMAL stays consistent after a crash and may lose only the last commits on power loss.
   database.pragma('synchronous = NORMAL')
   registerSqliteFunctions(database)
-  return createOwningStore(new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), 'sqlite')
+  return createOwningStore(new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), 'sqlite', tuning)
+}
+
+/**
+ * What `registerSqliteFunctions` needs of a better-sqlite3 database: its own type stays out of this
+ * package's public types, so a consumer compiles without `@types/better-sqlite3`.
+ */
+export interface SqliteFunctionHost {
+  function(name: string, options: { deterministic: boolean }, implementation: (value: unknown) => unknown): unknown
 }
 
 /** Adds the functions the store's SQL calls to a better-sqlite3 database opened elsewhere. */
-export function registerSqliteFunctions(database: Database): void {
+export function registerSqliteFunctions(database: SqliteFunctionHost): void {
   // SQLite's own lower() folds ASCII only; `~` must fold as the in-memory evaluation does.
   database.function(SQLITE_FOLD_FUNCTION, { deterministic: true }, (value: unknown) =>
     value === null ? null : foldCase(String(value)),

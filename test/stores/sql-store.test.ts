@@ -1,0 +1,233 @@
+/** What only the SQL stores have: private snapshots, transactions, serialized writers. */
+import { expect, it } from 'vitest'
+import type { z } from 'zod'
+import { entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
+import { testRegistry } from '../support/demo.js'
+import { readDocument } from '../support/documents.js'
+import { EMPTY_SNAPSHOT, type StoredChange } from '../../src/contract/entity.js'
+import { createPostgresStore, type KyselyStore } from '../../src/kysely/index.js'
+import { createKyselyWarehouseBackend } from '../../src/kysely/kysely-warehouse-backend.js'
+import { resolveDialect } from '../../src/kysely/sql-dialect.js'
+import type { NewChange } from '../../src/ports/warehouse-backend.js'
+import { describeEachStore, freshPostgresSchema, sqlDialects, useStore } from './each-store.js'
+
+async function privateSnapshot(store: KyselyStore, id: string): Promise<unknown> {
+  const row = await store.db
+    .selectFrom('entities')
+    .select('private_snapshot')
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow()
+  return JSON.parse(row.private_snapshot)
+}
+
+function newChange(entityId: string): NewChange {
+  return {
+    entityId,
+    changeType: 'create',
+    changedKeys: [],
+    mergedInto: null,
+    recordedAt: new Date().toISOString(),
+    snapshot: EMPTY_SNAPSHOT,
+    previousSnapshot: EMPTY_SNAPSHOT,
+  }
+}
+
+/** A promise that `open()` resolves (Node 20 has no Promise.withResolvers). */
+function latch(): { opened: Promise<void>; open(): void } {
+  let open = () => {}
+  const opened = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return { opened, open }
+}
+
+async function backendOf(store: KyselyStore, dialectName: string) {
+  return createKyselyWarehouseBackend(
+    store.db,
+    await resolveDialect(store.db, dialectName === 'sqlite' ? 'sqlite' : 'postgres'),
+  )
+}
+
+describeEachStore(sqlDialects, 'SQL store', (dialect) => {
+  const store = useStore(dialect)
+
+  it('keeps the private snapshot through a merge and clears it on delete', async () => {
+    const { warehouse } = store()
+    await warehouse.upsert({ id: 'a', type: 'person', secret: { nested: [1] } })
+    await warehouse.upsert({ id: 'b', type: 'person' })
+    expect(await privateSnapshot(store(), 'a')).toEqual({ type: 'person', secret: { nested: [1] } })
+    await warehouse.merge('a', 'b')
+    expect(await privateSnapshot(store(), 'a')).toEqual({ type: 'person', secret: { nested: [1] } })
+    await warehouse.delete('b')
+    expect(await privateSnapshot(store(), 'b')).toEqual({})
+  })
+
+  it('rolls a failed transaction back and stays usable', async () => {
+    const backend = await backendOf(store(), dialect.name)
+    const failed = backend.transaction(async (tx) => {
+      await tx.putEntity({ id: 'a', state: 'canonical', mergedInto: null, snapshot: { texts: [], type: 'person' } }, {})
+      await tx.appendChange(newChange('a'))
+      throw new Error('boom')
+    })
+    await expect(failed).rejects.toThrow('boom')
+    expect(await store().getEntity('a')).toBeNull()
+    expect(await store().feedHead()).toBeNull()
+    expect((await store().warehouse.upsert({ id: 'a', type: 'person' }))?.changeType).toBe('create')
+  })
+
+  it('serializes concurrent merges: of a into b and b into a, one is rejected', async () => {
+    const { warehouse } = store()
+    await warehouse.upsert({ id: 'a', type: 'person' })
+    await warehouse.upsert({ id: 'b', type: 'person' })
+    const outcomes = await Promise.allSettled([warehouse.merge('a', 'b'), warehouse.merge('b', 'a')])
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected'])
+    const states = await Promise.all(['a', 'b'].map(async (id) => (await store().getEntity(id))?.state))
+    expect(states.sort()).toEqual(['canonical', 'merged'])
+  })
+
+  // With one connection (SQLite, PGlite) a reader waits for the writer anyway.
+  it.runIf(dialect.name === 'postgres')('holds a later writer until the earlier one commits', async () => {
+    const backend = await backendOf(store(), dialect.name)
+    const appended = latch()
+    const release = latch()
+    const first = backend.transaction(async (tx) => {
+      await tx.appendChange(newChange('first'))
+      appended.open()
+      await release.opened
+    })
+    await appended.opened
+    const second = backend.transaction((tx) => tx.appendChange(newChange('second')))
+    // Unserialized, the second change would commit now, and a reader would see it and step past the first.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const during = await store().listChanges({
+      qualifiers: [],
+      after: null,
+      limit: 10,
+      window: 10,
+    })
+    release.open()
+    await Promise.all([first, second])
+    expect(during.changes).toEqual([])
+    const after = await store().listChanges({
+      qualifiers: [],
+      after: null,
+      limit: 10,
+      window: 10,
+    })
+    expect(after.changes.map((change) => change.entityId)).toEqual(['first', 'second'])
+  })
+
+  it('never lets a tailing reader miss a change written concurrently', async () => {
+    const writers = 4
+    const writesEach = 15
+    let writing = true
+    const write = Promise.all(
+      Array.from({ length: writers }, async (_, writer) => {
+        for (let index = 0; index < writesEach; index++)
+          await store().warehouse.upsert({ id: `w${writer}x${index}`, type: 'thing' })
+      }),
+    ).finally(() => {
+      writing = false
+    })
+    const seen: StoredChange[] = []
+    let cursor: string | null = null
+    const follow = async () => {
+      const page = await store().listChanges({
+        qualifiers: [],
+        after: cursor,
+        limit: 7,
+        window: 50,
+      })
+      seen.push(...page.changes)
+      cursor = page.cursor
+      return page.hasMore
+    }
+    while (writing) await follow()
+    await write
+    while (await follow());
+    const feed = await store().listChanges({
+      qualifiers: [],
+      after: null,
+      limit: 100,
+      window: 100,
+    })
+    expect(feed.changes).toHaveLength(writers * writesEach)
+    expect(seen.map((change) => change.changeId)).toEqual(feed.changes.map((change) => change.changeId))
+  })
+})
+
+describeEachStore(
+  sqlDialects.filter((dialect) => dialect.name === 'postgres'),
+  'PostgreSQL schemas',
+  () => {
+    it('migrates a schema of its own while another schema of the database holds a registry', async () => {
+      const [first, second] = [await freshPostgresSchema(), await freshPostgresSchema()]
+      const stores: KyselyStore[] = []
+      try {
+        stores.push(await createPostgresStore({ connectionString: first.url }))
+        await stores[0]!.warehouse.upsert({ id: 'a', type: 'person' })
+        stores.push(await createPostgresStore({ connectionString: second.url }))
+        expect((await stores[1]!.listEntities({ qualifiers: [], after: null, limit: 10 })).entities).toEqual([])
+        expect((await stores[0]!.listEntities({ qualifiers: [], after: null, limit: 10 })).entities.map((e) => e.id)).toEqual(['a'])
+      } finally {
+        for (const store of stores) await store.close()
+        await first.drop()
+        await second.drop()
+      }
+    })
+
+    it('opens while other schemas of the database are created and dropped', async () => {
+      // Other apps (or other test files) drop schemas at any time; opening must not read their tables.
+      let churning = true
+      const churn = (async () => {
+        while (churning) {
+          const other = await freshPostgresSchema()
+          const store = await createPostgresStore({ connectionString: other.url })
+          await store.close()
+          await other.drop()
+        }
+      })()
+      try {
+        for (let round = 0; round < 40; round += 1) {
+          const schema = await freshPostgresSchema()
+          const store = await createPostgresStore({ connectionString: schema.url })
+          await store.close()
+          await schema.drop()
+        }
+      } finally {
+        churning = false
+        await churn
+      }
+    })
+  },
+)
+
+describeEachStore(sqlDialects, 'bounded list requests', (dialect) => {
+  it('answers a sparse filter with short pages whose cursor moves past the rows checked', async () => {
+    const store = await dialect.open({ listWindow: 5 })
+    try {
+      const ids = Array.from({ length: 20 }, (_, index) => `e${index.toString().padStart(2, '0')}`)
+      for (const id of ids) await store.warehouse.upsert({ id, type: 'thing', title: id === 'e03' || id === 'e18' ? 'a buzz' : 'plain' })
+      const { get } = testRegistry(store)
+      const pages: { ids: string[]; cursor: string | null; next: boolean }[] = []
+      for (let next: string | undefined = '/v1/entities?filter=title:~zz&page[limit]=10'; next; ) {
+        const page: z.infer<typeof entityCollectionDocumentSchema> = await readDocument(await get(next), entityCollectionDocumentSchema)
+        pages.push({ ids: page.data.map((entity) => entity.id), cursor: page.meta.cursor, next: page.links.next !== undefined })
+        next = page.links.next
+      }
+      // Five candidates a request: e00-e04, e05-e09, e10-e14, e15-e19, then nothing left.
+      expect(pages).toEqual([
+        { ids: ['e03'], cursor: 'e04', next: true },
+        { ids: [], cursor: 'e09', next: true },
+        { ids: [], cursor: 'e14', next: true },
+        { ids: ['e18'], cursor: 'e19', next: true },
+        { ids: [], cursor: 'e19', next: false },
+      ])
+      // An index answers exactly: full pages, the cursor on the last entity.
+      const exact = await readDocument(await get('/v1/entities?filter=type:thing&page[limit]=10'), entityCollectionDocumentSchema)
+      expect([exact.data.length, exact.meta.cursor]).toEqual([10, 'e09'])
+    } finally {
+      await store.close()
+    }
+  })
+})
