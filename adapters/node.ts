@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 
@@ -20,23 +21,55 @@ const ONE_CHUNK_LIMIT = 64 * 1024
  * A node:http request listener over a fetch handler. Lean on purpose: the URL is built as a string
  * and headers are passed as raw pairs (DESIGN section 10 measured 42 us a request against 86 us for
  * a general adapter). Only GET-like requests reach this service, so request bodies are not read.
+ * A request that cannot become a Web `Request` (a method Fetch forbids, a malformed Host) is
+ * answered here with a JSON:API error, never thrown: one bad request must not end the process.
  */
 export function toNodeListener(handler: FetchHandler, options: NodeHandlerOptions = {}) {
   return (req: IncomingMessage, res: ServerResponse): void => {
+    let request: Request
+    try {
+      request = toRequest(req, options)
+    } catch (error) {
+      const refusal = error instanceof RequestRefusal ? error : new RequestRefusal(400, 'bad_request', 'the request cannot be read')
+      writeError(res, refusal.status, refusal.code, refusal.message, refusal.headers)
+      return
+    }
     handler
-      .fetch(toRequest(req, options))
+      .fetch(request)
       .then((response) => writeResponse(response, res))
-      .catch(() => {
-        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/vnd.api+json' })
-        res.end(res.headersSent ? undefined : '{"errors":[{"status":"500","code":"internal_error","title":"Internal server error"}]}')
-      })
+      .catch(() => writeError(res, 500, 'internal_error', 'the server failed to answer this request'))
+  }
+}
+
+/** Methods the Fetch standard forbids in a `Request`; this read-only service allows none of them anyway. */
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK'])
+const ALLOW = 'GET, HEAD, OPTIONS'
+
+/** Why a request was refused before it reached the handler. */
+class RequestRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
   }
 }
 
 function toRequest(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): Request {
+  const method = req.method ?? 'GET'
+  if (FORBIDDEN_METHODS.has(method.toUpperCase())) {
+    throw new RequestRefusal(405, 'method_not_allowed', 'this service is read-only: use GET or HEAD', { Allow: ALLOW })
+  }
   const forwarded = (name: string) => (trustProxy ? firstValue(req.headers[name]) : undefined)
-  const protocol = forwarded('x-forwarded-proto') ?? ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http')
-  const host = forwarded('x-forwarded-host') ?? req.headers.host ?? 'localhost'
+  const protocol = forwarded('x-forwarded-proto')?.toLowerCase() ?? ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http')
+  if (protocol !== 'http' && protocol !== 'https') {
+    throw new RequestRefusal(400, 'bad_request', 'X-Forwarded-Proto must be http or https')
+  }
+  const host = forwarded('x-forwarded-host') ?? req.headers.host ?? (req.httpVersion === '1.1' ? undefined : 'localhost')
+  if (host === undefined) throw new RequestRefusal(400, 'bad_request', 'an HTTP/1.1 request needs a Host header')
+  const target = req.url ?? '/'
   const headers = new Headers()
   const raw = req.rawHeaders
   for (let index = 0; index < raw.length; index += 2) {
@@ -44,12 +77,93 @@ function toRequest(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): Re
     if (raw[index]!.startsWith(':')) continue
     headers.append(raw[index]!, raw[index + 1]!)
   }
-  return new Request(`${protocol}://${host}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers })
+  let url: string
+  try {
+    // Only an origin-form target ("/path?query") is served; the host must make a valid URL with it.
+    if (!target.startsWith('/')) throw new TypeError('not origin-form')
+    url = new URL(`${protocol}://${host}${target}`).href
+  } catch {
+    throw new RequestRefusal(400, 'bad_request', `the ${trustProxy && req.headers['x-forwarded-host'] ? 'X-Forwarded-Host' : 'Host'} header and the request target do not form a valid URL`)
+  }
+  return new Request(url, { method, headers })
 }
 
 function firstValue(header: string | string[] | undefined): string | undefined {
   const value = Array.isArray(header) ? header[0] : header
   return value?.split(',')[0]?.trim() || undefined
+}
+
+/** A JSON:API error document; after the headers went out, all that is left is to end the response. */
+function writeError(res: ServerResponse, status: number, code: string, detail: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  const body = errorBody(status, code, detail)
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/vnd.api+json', 'Content-Length': Buffer.byteLength(body) })
+  res.end(body)
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad request',
+  405: 'Method not allowed',
+  408: 'Request timeout',
+  413: 'Content too large',
+  414: 'URI too long',
+  431: 'Request header fields too large',
+  500: 'Internal server error',
+}
+
+function errorBody(status: number, code: string, detail: string): string {
+  return JSON.stringify({ errors: [{ status: String(status), code, title: TITLES[status] ?? 'Error', detail }] })
+}
+
+/** Sockets already given their error answer: the parser reports the same error again for later bytes. */
+const answered = new WeakSet<Duplex>()
+
+/**
+ * node:http's own answer to a request it could not parse (malformed request line or headers, headers
+ * too large), with a JSON:API body where the socket can still be written to.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (answered.has(socket)) return
+  answered.add(socket)
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const answer = () => {
+    if (!socket.writable) socket.destroy()
+    else if (error.code === 'HPE_HEADER_OVERFLOW') writeRawError(socket, 431, 'request_header_fields_too_large', 'the request headers are too large')
+    else if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') writeRawError(socket, 413, 'content_too_large', 'the chunk extensions are too large')
+    else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') writeRawError(socket, 408, 'request_timeout', 'the request took too long to arrive')
+    else writeRawError(socket, 400, 'bad_request', 'the request is not valid HTTP')
+  }
+  afterAnswersUnderWay(socket, answer)
+}
+
+/**
+ * Earlier requests on the connection (pipelined, or the one whose body is malformed) are answered
+ * first: an error written now would read as their answer, or land inside a body being streamed.
+ * `_httpMessage` is the response node:http has writing to the socket (its own default handler reads it).
+ */
+function afterAnswersUnderWay(socket: Duplex, then: () => void): void {
+  const underWay = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
+  if (underWay) underWay.once('finish', () => afterAnswersUnderWay(socket, then))
+  else then()
+}
+
+/** node:http hands CONNECT to its own event, not to the request listener: refuse it the same way. */
+export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
+  writeRawError(socket, 405, 'method_not_allowed', 'this service is read-only: use GET or HEAD', { Allow: ALLOW })
+}
+
+function writeRawError(socket: Duplex, status: number, code: string, detail: string, headers: Record<string, string> = {}): void {
+  const body = errorBody(status, code, detail)
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
+  socket.end(
+    `HTTP/1.1 ${status} ${TITLES[status]}\r\n${extra}Content-Type: application/vnd.api+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  )
 }
 
 async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
@@ -87,7 +201,10 @@ export interface RunningServer {
 
 /** Serves a fetch handler on node:http; port 0 picks a free port. */
 export function serve(handler: FetchHandler, { port = 8080, host = '127.0.0.1', ...options }: ServeOptions = {}): Promise<RunningServer> {
-  const server = createServer(toNodeListener(handler, options))
+  // A missing Host is refused by the listener, with an error document instead of node:http's empty 400.
+  const server = createServer({ requireHostHeader: false }, toNodeListener(handler, options))
+  server.on('clientError', answerClientError)
+  server.on('connect', answerConnect)
   return new Promise((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {

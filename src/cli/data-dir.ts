@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, resolve } from 'node:path'
 import { createFileBlobStore } from '../blobs/file-blob-store.js'
 import { openStore, type KyselyStore } from '../kysely/index.js'
 import type { BlobStore } from '../ports/blob-store.js'
+import { packageFile } from './package-files.js'
 
 export interface DataOptions {
   data: string
@@ -26,11 +25,5 @@ export async function openData({ data, database }: DataOptions): Promise<OpenedD
 
 /** The demo data set bundled with the package (`demo/entities.jsonl`). */
 export function bundledDemoFile(): string {
-  let directory = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(directory, 'demo', 'entities.jsonl'))) {
-    const parent = dirname(directory)
-    if (parent === directory) throw new Error('the bundled demo data (demo/entities.jsonl) is missing from this installation')
-    directory = parent
-  }
-  return join(directory, 'demo', 'entities.jsonl')
+  return packageFile('demo/entities.jsonl')
 }

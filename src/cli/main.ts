@@ -1,71 +1,22 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util'
-import { createKeyCommand, importCommand, serveCommand } from './commands.js'
-
-const USAGE = `entity-registry: publish a warehouse of entities as a read-only JSON:API
-
-Usage:
-  entity-registry serve  [--data DIR] [--database URL] [--port N] [--host H] [--api-key KEY]...
-                         [--rate-limit N] [--demo] [--base-url URL] [--trust-proxy]
-  entity-registry import FILE.ndjson [--data DIR] [--database URL]
-  entity-registry keys create [--data DIR] [--database URL]
-
-Options:
-  --data DIR        data directory: the SQLite file and the rendition blobs (default ./data)
-  --database URL    postgres://... (or a SQLite file path) instead of the SQLite file in --data
-  --port N          port to listen on; 0 picks a free one (default 8080)
-  --host H          address to listen on (default 127.0.0.1)
-  --api-key KEY     an accepted API key (repeatable); also ENTITY_REGISTRY_API_KEYS=k1,k2 and keys
-                    made by "keys create". With none at all, serve creates one and prints it.
-  --rate-limit N    requests per minute per key; 0 turns limiting off (default 600)
-  --demo            import the bundled demo data when the store is empty
-  --base-url URL    public address the API is reached at (default: taken from each request)
-  --trust-proxy     take the public host from X-Forwarded-Host / X-Forwarded-Proto
-`
-
-class UsageError extends Error {}
+import { parseInvocation, UsageError, type Invocation } from './arguments.js'
+import { packageVersion } from './package-files.js'
 
 const print = (line: string) => console.log(line)
+const warn = (line: string) => console.error(line)
 
-async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      data: { type: 'string', default: './data' },
-      database: { type: 'string' },
-      port: { type: 'string', default: '8080' },
-      host: { type: 'string', default: '127.0.0.1' },
-      'api-key': { type: 'string', multiple: true, default: [] },
-      'rate-limit': { type: 'string', default: '600' },
-      demo: { type: 'boolean', default: false },
-      'base-url': { type: 'string' },
-      'trust-proxy': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  })
-  const [command, ...rest] = positionals
-  if (values.help || command === undefined) {
-    print(USAGE)
-    return command === undefined && !values.help ? 2 : 0
-  }
-  const data = { data: values.data, ...(values.database ? { database: values.database } : {}) }
-  switch (command) {
+async function run(invocation: Invocation): Promise<number> {
+  // Loaded only for a command that needs it: help, version and usage errors answer at once.
+  const commands = () => import('./commands.js')
+  switch (invocation.command) {
+    case 'help':
+      print(invocation.text)
+      return 0
+    case 'version':
+      print(packageVersion())
+      return 0
     case 'serve': {
-      const environmentKeys = (process.env.ENTITY_REGISTRY_API_KEYS ?? '').split(',').map((key) => key.trim())
-      const stop = await serveCommand(
-        {
-          ...data,
-          port: wholeNumber(values.port, '--port'),
-          host: values.host,
-          apiKeys: [...values['api-key'], ...environmentKeys].filter((key) => key !== ''),
-          rateLimit: wholeNumber(values['rate-limit'], '--rate-limit'),
-          demo: values.demo,
-          ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
-          trustProxy: values['trust-proxy'],
-        },
-        print,
-      )
+      const stop = await (await commands()).serveCommand(invocation.options, print)
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve)
         process.once('SIGTERM', resolve)
@@ -73,32 +24,26 @@ async function main(argv: string[]): Promise<number> {
       await stop()
       return 0
     }
-    case 'import': {
-      if (rest.length !== 1) throw new UsageError('import takes one NDJSON file')
-      return (await importCommand(rest[0]!, data, print)) ? 0 : 1
-    }
-    case 'keys': {
-      if (rest.join(' ') !== 'create') throw new UsageError('the keys command has one subcommand: keys create')
-      await createKeyCommand(data, print)
+    case 'import':
+      return (await (await commands()).importCommand(invocation.file, invocation.data, print, warn)) ? 0 : 1
+    case 'reindex':
+      await (await commands()).reindexCommand(invocation.data, print)
       return 0
-    }
-    default:
-      throw new UsageError(`unknown command "${command}"`)
+    case 'keys create':
+      await (await commands()).createKeyCommand(invocation.data, print)
+      return 0
   }
 }
 
-function wholeNumber(value: string, option: string): number {
-  if (!/^\d+$/.test(value)) throw new UsageError(`${option} takes a whole number, not "${value}"`)
-  return Number(value)
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code
-  },
-  (error: unknown) => {
-    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-    console.error(`entity-registry: ${(error as Error).message}${usage ? '\n\n' + USAGE : ''}`)
-    process.exitCode = usage ? 2 : 1
-  },
-)
+// Exit codes: 0 done, 1 failed while running (or an import line was rejected), 2 bad usage, nothing done.
+Promise.resolve()
+  .then(() => run(parseInvocation(process.argv.slice(2))))
+  .then(
+    (code) => {
+      process.exitCode = code
+    },
+    (error: unknown) => {
+      warn(`entity-registry: ${(error as Error).message}`)
+      process.exitCode = error instanceof UsageError ? 2 : 1
+    },
+  )

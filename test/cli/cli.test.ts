@@ -1,44 +1,19 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema, entityDocumentSchema } from '../../src/contract/schemas.js'
-import { freshPostgresSchema, storeDialects } from '../kysely/dialects.js'
+import { freshPostgresSchema, storeDialects } from '../stores/each-store.js'
+import { CLI, startServer, type Server } from '../support/cli.js'
 import { expectError, readDocument } from '../support/documents.js'
 
+const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
-
-interface Server {
-  process: ChildProcess
-  url: string
-  lines: string[]
-}
-
-/** Starts `entity-registry serve` and waits for its "listening on" line. */
-async function startServer(args: string[], env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
-    env: { ...process.env, ENTITY_REGISTRY_API_KEYS: '', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const lines: string[] = []
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${lines.join('\n')}`)))
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      lines.push(line)
-      const match = /^listening on (http:\/\/\S+)$/.exec(line)
-      if (match) resolve(match[1]!)
-    })
-  })
-  return { process: child, url, lines }
-}
-
-function run(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env } })
+function run(args: string[], env: Record<string, string> = {}, cwd?: string) {
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, cwd })
   return { code: result.status, out: result.stdout, err: result.stderr }
 }
 
@@ -66,9 +41,55 @@ describe('entity-registry CLI', () => {
     await expectError(await get('/v1/entities', 'wrong'), 401, 'unauthorized')
   })
 
+  it('shows a person moved out of US-WA to a filterScope=either feed of US-WA, with matchesFilter false', async () => {
+    const wa = await readDocument(await get('/v1/entities?filter=type:person%20jurisdiction:US-WA&page[limit]=1'), entityCollectionDocumentSchema)
+    const person = wa.data[0]!
+    const head = (await get('/v1/entities?page[limit]=1')).headers.get('change-feed-head')
+    const file = join(mkdtempSync(join(tmpdir(), 'er-move-')), 'move.ndjson')
+    writeFileSync(file, JSON.stringify({ id: person.id, type: 'person', ...person.attributes, jurisdiction: 'US-OR' }))
+    expect(run(['import', file, '--data', data]).code).toBe(0)
+    const feed = await readDocument(
+      await get(`/v1/entities/changes?filter=jurisdiction:US-WA&filterScope=either&page[after]=${head}`),
+      changesDocumentSchema,
+    )
+    expect(feed.data.map((change) => [change.relationships.entity.data.id, change.attributes.changeType, change.attributes.jurisdiction, change.meta])).toEqual([
+      [person.id, 'update', 'US-OR', { matchesFilter: false }],
+    ])
+    const plain = await readDocument(await get(`/v1/entities/changes?filter=jurisdiction:US-WA&page[after]=${head}`), changesDocumentSchema)
+    expect(plain.data).toEqual([])
+  })
+
+  it('searches the demo data, and finds a bill renamed by a separate import within seconds, with no reindex', async () => {
+    const search = async (q: string) => {
+      const response = await get(`/v1/search?q=${encodeURIComponent(q)}`)
+      return response.status === 200 ? ((await response.json()) as { data: { id: string }[] }).data.map((entity) => entity.id) : []
+    }
+    // The server indexes the demo data from the feed as it starts.
+    const deadline = Date.now() + 20_000
+    while ((await search('health care')).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200))
+    expect((await search('health care')).slice(0, 3)).toContain('hr3590111')
+    expect(await search('type:legislation')).toHaveLength(19)
+
+    const bill = await readDocument(await get('/v1/entities/hr718113'), entityDocumentSchema)
+    const file = join(mkdtempSync(join(tmpdir(), 'er-rename-')), 'rename.ndjson')
+    const { texts: _texts, ...attributes } = bill.data.attributes
+    writeFileSync(file, JSON.stringify({ id: 'hr718113', type: 'legislation', ...attributes, title: 'Platypus Conservation Act' }))
+    expect(run(['import', file, '--data', data]).code).toBe(0)
+    const renamed = Date.now()
+    let found: string[] = []
+    while (Date.now() - renamed < 10_000) {
+      found = await search('platypus conservation')
+      if (found[0] === 'hr718113') break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(found[0]).toBe('hr718113')
+    expect(Date.now() - renamed).toBeLessThan(10_000)
+  })
+
   it('imports into the data a server is serving, reports bad lines, and the server sees the result', async () => {
     const head = (await get('/v1/entities?page[limit]=1')).headers.get('change-feed-head')
-    const file = join(data, 'changes.ndjson')
+    mkdirSync(join(data, 'incoming'), { recursive: true })
+    const file = join(data, 'incoming', 'changes.ndjson')
     writeFileSync(
       file,
       [
@@ -77,12 +98,21 @@ describe('entity-registry CLI', () => {
         JSON.stringify({ id: 'bad id' }),
         JSON.stringify({ op: 'delete', id: 'a000055' }),
         JSON.stringify({ op: 'merge', id: 'a000039', into: 'a000041' }),
+        // The store's own database, one directory up: an import must not publish it.
+        JSON.stringify({ id: 'leak', type: 'bill', texts: [{ renditions: [{ conversion: 'original', mime: 'application/octet-stream', filename: 'db', file: '../registry.sqlite' }] }] }),
+        JSON.stringify({ id: 'leak2', type: 'bill', texts: [{ renditions: [{ conversion: 'original', mime: 'text/plain', filename: 'passwd', file: '../../../../../../../../etc/passwd' }] }] }),
       ].join('\n'),
     )
     const result = run(['import', file, '--data', data])
     expect(result.code).toBe(1)
-    expect(result.out).toContain('line 3: id: id must match [0-9a-z]+')
-    expect(result.out).toContain('applied 4, unchanged 0, rejected 1')
+    // Rejected lines on stderr, in line order, and no progress drawn: stderr is not a terminal here.
+    expect(result.err.trimEnd().split('\n')).toEqual([
+      'line 3: id: id must match [0-9a-z]+',
+      "line 6: rendition file ../registry.sqlite lies outside the NDJSON file's directory",
+      "line 7: rendition file ../../../../../../../../etc/passwd lies outside the NDJSON file's directory",
+    ])
+    expect(result.out).toBe('applied 4, unchanged 0, rejected 3\n')
+    expect((await get('/v1/entities/leak')).status).toBe(404)
 
     const merged = await readDocument(await get('/v1/entities/a000039'), entityDocumentSchema)
     expect(merged.data.id).toBe('a000041')
@@ -154,9 +184,96 @@ describe('entity-registry CLI', () => {
     }
   })
 
-  it('explains bad usage with exit code 2', () => {
-    expect(run(['frobnicate']).code).toBe(2)
-    expect(run(['serve', '--port', 'abc']).err).toContain('--port takes a whole number')
-    expect(run(['import']).code).toBe(2)
+  it('reindexes a data directory from its change feed', () => {
+    const other = mkdtempSync(join(tmpdir(), 'er-reindex-'))
+    expect(run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', other]).code).toBe(0)
+    const result = run(['reindex', '--data', other])
+    expect([result.code, result.err]).toEqual([0, ''])
+    expect(result.out.trim().split('\n').at(-1)).toBe('reindexed: 685 changes applied')
+    expect(existsSync(join(other, 'search'))).toBe(true)
+  })
+
+  it('explains itself: help for each command, the same from help COMMAND and COMMAND --help, and the version', () => {
+    const general = run(['help'])
+    expect([general.code, general.err]).toEqual([0, ''])
+    expect(run(['--help']).out).toBe(general.out)
+    for (const command of ['serve', 'import', 'reindex', 'keys create']) expect(general.out).toContain(`entity-registry ${command}`)
+    for (const [command, options] of [
+      ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--search']],
+      ['import', ['--data', '--database']],
+      ['reindex', ['--data', '--database', '--search']],
+      ['keys', ['--data', '--database']],
+    ] as const) {
+      const help = run(['help', command])
+      expect(help.code).toBe(0)
+      expect(help.out).toMatch(new RegExp(`^Usage: entity-registry ${command}`))
+      expect(run([command, '--help']).out).toBe(help.out)
+      expect(run([command, '-h']).out).toBe(help.out)
+      for (const option of options) expect(help.out, `${command} --help names ${option}`).toContain(`  ${option} `)
+    }
+    const version = run(['--version'])
+    expect([version.code, version.out]).toEqual([0, `${packageJson.version}\n`])
+  })
+
+  it('describes --database alike in --help and the README: a SQLite path, postgres:// or pglite:', () => {
+    const flat = (text: string) => text.replaceAll('`', '').replace(/\s+/g, ' ')
+    const readme = flat(readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8').split('\n- ').find((item) => item.startsWith('`--database'))!)
+    const help = flat(/ {2}--database[\s\S]*?(?=\n {2}-)/.exec(run(['help', 'serve']).out)![0])
+    for (const form of ['SQLite file path', 'postgres://user@host/db', 'postgresql://', 'pglite:DIR', 'pglite: alone keeps it in memory', 'blobs stay in --data']) {
+      expect(readme, `README: ${form}`).toContain(form)
+      expect(help, `--help: ${form}`).toContain(form)
+    }
+  })
+
+  it('answers bad usage with one line on stderr naming the option, exit code 2, and creates nothing', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'er-cli-usage-'))
+    const cases: [string[], string][] = [
+      [[], 'name a command'],
+      [['frobnicate'], 'unknown command "frobnicate"'],
+      [['help', 'frobnicate'], 'unknown command "frobnicate"'],
+      [['serve', 'now'], 'serve takes no arguments, not "now"'],
+      [['serve', '--port', '99999'], '--port takes a port number from 0 to 65535, not "99999"'],
+      [['serve', '--port', 'abc'], '--port takes a whole number, not "abc"'],
+      [['serve', '--port'], "'--port <value>' argument missing"],
+      [['serve', '--rate-limit', '-1'], '--rate-limit'],
+      [['serve', '--prot', '80'], "Unknown option '--prot'"],
+      [['serve', '--demo=yes'], "'--demo' does not take an argument"],
+      [['serve', '--base-url', 'api.example.org'], '--base-url takes an absolute http(s) address'],
+      [['serve', '--base-url', 'ftp://api.example.org/'], '--base-url takes an absolute http(s) address'],
+      [['serve', '--base-url', 'https://api.example.org/?x=1'], '--base-url takes an absolute http(s) address'],
+      [['serve', '--database', 'mysql://root@localhost/db'], '--database: mysql: is not supported'],
+      [['keys', 'create', '--database', 'sqlite:registry.db'], '--database: sqlite: is not supported'],
+      [['import'], 'import needs the NDJSON file'],
+      [['import', 'a.ndjson', 'b.ndjson'], 'import takes one file, not also "b.ndjson"'],
+      [['import', 'a.ndjson', '--port', '80'], "Unknown option '--port'"],
+      [['import', 'missing.ndjson'], 'import: no such file: missing.ndjson'],
+      [['import', cwd], `import: ${cwd} is a directory, not an NDJSON file`],
+      [['keys'], 'keys has one subcommand, "keys create"'],
+      [['keys', 'delete'], 'keys has one subcommand, "keys create", not "delete"'],
+    ]
+    for (const [args, message] of cases) {
+      const result = run(args, {}, cwd)
+      expect(result.code, args.join(' ')).toBe(2)
+      expect(result.out, args.join(' ')).toBe('')
+      expect(result.err.split('\n'), args.join(' ')).toEqual([expect.stringContaining(message), ''])
+      expect(result.err).toMatch(/^entity-registry: /)
+    }
+    // No data directory, no SQLite file: not in the working directory, nor where --data pointed.
+    expect(readdirSync(cwd)).toEqual([])
+    expect(run(['import', join(cwd, 'missing.ndjson'), '--data', join(cwd, 'data')]).code).toBe(2)
+    expect(readdirSync(cwd)).toEqual([])
+  })
+
+  it.skipIf(!existsSync('/usr/bin/script'))('shows import progress and rate on a terminal', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'er-cli-tty-'))
+    const file = join(dir, 'many.ndjson')
+    writeFileSync(file, Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: `p${i}`, type: 'person', name: `Person ${i}` })).join('\n'))
+    // script(1) runs the command on a pseudo-terminal, as a user at a terminal would.
+    const command = [process.execPath, CLI, 'import', file, '--data', join(dir, 'data')].map((word) => `'${word}'`).join(' ')
+    const result = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8' })
+    expect(result.status).toBe(0)
+    const drawn = result.stdout.split('\r').map((part) => part.replace(/\x1b\[2K/g, '').trim()).filter((part) => part.startsWith('import:'))
+    expect(drawn.at(-1)).toMatch(/^import: 3,000 lines, [\d,]+ lines\/s, \d+\.\d s$/)
+    expect(result.stdout).toContain('applied 3000, unchanged 0, rejected 0')
   })
 })

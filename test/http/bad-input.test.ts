@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { errorDocumentSchema } from '../../src/contract/schemas.js'
-import { describeStores, storeDialects } from '../kysely/dialects.js'
+import { describeEachStore, storeDialects } from '../stores/each-store.js'
 import { useDemoRegistry } from '../support/demo.js'
 
 const PATHS = ['/v1/entities', '/v1/entities/changes', '/v1/entities/a000039', '/v1/entities/hr3590111/renditions/rnd_00000000000000000000000000000000.html']
@@ -12,7 +12,7 @@ const requests = fc.record({
   parameters: fc.array(fc.tuple(fc.constantFrom(...NAMES), fc.oneof(text, fc.string({ maxLength: 20 }))), { maxLength: 4 }),
 })
 
-describeStores(storeDialects, 'bad input', (dialect) => {
+describeEachStore(storeDialects, 'bad input', (dialect) => {
   const { get } = useDemoRegistry(dialect)
 
   it('answers any query string with 200 or a 4xx error document, never a 500', async () => {

@@ -1,0 +1,215 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import type { ServeOptions } from './commands.js'
+import type { DataOptions } from './data-dir.js'
+
+/** Bad usage: one line on stderr and exit code 2; nothing was done. */
+export class UsageError extends Error {}
+
+/** What the command line asks for. */
+export type Invocation =
+  | { command: 'help'; text: string }
+  | { command: 'version' }
+  | { command: 'serve'; options: ServeOptions }
+  | { command: 'import'; file: string; data: DataOptions }
+  | { command: 'reindex'; data: DataOptions & { search?: string } }
+  | { command: 'keys create'; data: DataOptions }
+
+const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.sqlite and the rendition blobs
+                    (blobs/); created when missing (default ./data)
+  --database URL    where the entities live instead of DIR/registry.sqlite: a SQLite file path,
+                    postgres://user@host/db (or postgresql://), or pglite:DIR (PGlite; pglite:
+                    alone keeps it in memory). Rendition blobs stay in --data.
+  -h, --help        this help`
+
+const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory or a URI such as s3://bucket/path
+                    (default DIR/search of --data)`
+
+const HELP = {
+  general: `entity-registry: publish a warehouse of entities as a read-only JSON:API
+
+Usage:
+  entity-registry serve [options]              serve the API over HTTP
+  entity-registry import FILE.ndjson [options] apply an NDJSON file of records and operations
+  entity-registry reindex [options]            rebuild the search index from the change feed
+  entity-registry keys create [options]        create an API key and print it once
+  entity-registry help [COMMAND]               a command's options (also: COMMAND --help)
+  entity-registry --version
+
+Options of every command:
+${DATA_HELP}`,
+  serve: `Usage: entity-registry serve [options]
+
+Serves the entities as a read-only JSON:API and prints "listening on http://HOST:PORT".
+
+Options:
+${DATA_HELP}
+  --port N          port to listen on, 0 to 65535; 0 picks a free one (default 8080)
+  --host H          address to listen on (default 127.0.0.1)
+  --api-key KEY     an accepted API key (repeatable); also ENTITY_REGISTRY_API_KEYS=k1,k2 and keys
+                    made by "keys create". With none at all, serve creates one and prints it once.
+  --rate-limit N    requests per minute per key; 0 turns limiting off (default 600)
+  --redis URL       keep the rate limit in Redis (redis://host:6379), shared by every instance
+  --demo            import the bundled demo data when the store is empty
+  --base-url URL    public http(s) address the API is reached at, links are built on it
+                    (default: taken from each request)
+  --trust-proxy     take the public host from X-Forwarded-Host / X-Forwarded-Proto
+${SEARCH_HELP}
+                    The index follows the change feed in the background. "none": no search.`,
+  reindex: `Usage: entity-registry reindex [options]
+
+Rebuilds the search index from the store's change feed, showing progress and rate (needed after a
+change of embedder). Stop the server that keeps the same index first: one writer per index.
+
+Options:
+${DATA_HELP}
+${SEARCH_HELP}`,
+  import: `Usage: entity-registry import FILE.ndjson [options]
+
+Applies an NDJSON file: each line an entity record, or {"op":"delete"|"drain","id"} or
+{"op":"merge","id","into"}. A rejected line is reported on stderr with its number and nothing of it is
+written; the other lines apply. On a terminal, progress is shown on stderr.
+Exit code: 0 all lines applied, 1 some line rejected, 2 bad usage or no such file.
+
+Options:
+${DATA_HELP}`,
+  keys: `Usage: entity-registry keys create [options]
+
+Creates an API key, prints it once, and keeps only its SHA-256 hash in the store.
+
+Options:
+${DATA_HELP}`,
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>
+
+const DATA_OPTIONS = {
+  data: { type: 'string', default: './data' },
+  database: { type: 'string' },
+} satisfies Options
+
+const SERVE_OPTIONS = {
+  ...DATA_OPTIONS,
+  port: { type: 'string', default: '8080' },
+  host: { type: 'string', default: '127.0.0.1' },
+  'api-key': { type: 'string', multiple: true, default: [] },
+  'rate-limit': { type: 'string', default: '600' },
+  demo: { type: 'boolean', default: false },
+  'base-url': { type: 'string' },
+  'trust-proxy': { type: 'boolean', default: false },
+  search: { type: 'string' },
+  redis: { type: 'string' },
+} satisfies Options
+
+const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' } } satisfies Options
+
+type CommandName = 'serve' | 'import' | 'reindex' | 'keys'
+const COMMANDS: CommandName[] = ['serve', 'import', 'reindex', 'keys']
+
+/** Reads the command line; throws a UsageError that names what is wrong. */
+export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv = process.env): Invocation {
+  const [first, ...rest] = argv
+  if (first === undefined) throw new UsageError('name a command: serve, import, reindex or keys create (see entity-registry help)')
+  if (first === '--version') return { command: 'version' }
+  if (first === '--help' || first === '-h') return { command: 'help', text: HELP.general }
+  if (first === 'help') {
+    if (rest.length === 0) return { command: 'help', text: HELP.general }
+    return { command: 'help', text: HELP[commandNamed(rest[0]!)] }
+  }
+  const command = commandNamed(first)
+  if (rest.includes('--help') || rest.includes('-h')) return { command: 'help', text: HELP[command] }
+  switch (command) {
+    case 'serve': {
+      const { values, positionals } = parse(command, rest, SERVE_OPTIONS)
+      if (positionals.length > 0) throw new UsageError(`serve takes no arguments, not "${positionals[0]}" (see entity-registry help serve)`)
+      const environmentKeys = (environment.ENTITY_REGISTRY_API_KEYS ?? '').split(',').map((key) => key.trim())
+      return {
+        command,
+        options: {
+          ...dataOptions(values),
+          port: port(values.port),
+          host: values.host,
+          apiKeys: [...values['api-key'], ...environmentKeys].filter((key) => key !== ''),
+          rateLimit: wholeNumber(values['rate-limit'], '--rate-limit'),
+          demo: values.demo,
+          ...(values['base-url'] === undefined ? {} : { baseUrl: baseUrl(values['base-url']) }),
+          trustProxy: values['trust-proxy'],
+          ...(values.search === undefined ? {} : { search: values.search }),
+          ...(values.redis === undefined ? {} : { redis: values.redis }),
+        },
+      }
+    }
+    case 'reindex': {
+      const { values, positionals } = parse(command, rest, REINDEX_OPTIONS)
+      if (positionals.length > 0) throw new UsageError(`reindex takes no arguments, not "${positionals[0]}" (see entity-registry help reindex)`)
+      return { command, data: { ...dataOptions(values), ...(values.search === undefined ? {} : { search: values.search }) } }
+    }
+    case 'import': {
+      const { values, positionals } = parse(command, rest, DATA_OPTIONS)
+      if (positionals.length !== 1) {
+        throw new UsageError(
+          positionals.length === 0 ? 'import needs the NDJSON file to apply (see entity-registry help import)' : `import takes one file, not also "${positionals[1]}"`,
+        )
+      }
+      return { command, file: positionals[0]!, data: dataOptions(values) }
+    }
+    case 'keys': {
+      const { values, positionals } = parse(command, rest, DATA_OPTIONS)
+      if (positionals.join(' ') !== 'create') {
+        throw new UsageError(`keys has one subcommand, "keys create"${positionals.length > 0 ? `, not "${positionals.join(' ')}"` : ''}`)
+      }
+      return { command: 'keys create', data: dataOptions(values) }
+    }
+  }
+}
+
+function commandNamed(word: string): CommandName {
+  if ((COMMANDS as string[]).includes(word)) return word as CommandName
+  throw new UsageError(`unknown command "${word}": use serve, import, reindex or keys create (see entity-registry help)`)
+}
+
+/** node:util's parser, its errors cut to their first sentence ("Unknown option '--x'"). */
+function parse<T extends Options>(command: string, args: string[], options: T) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true })
+  } catch (error) {
+    const sentence = (error as Error).message.split(/\.(\s|$)/)[0]
+    throw new UsageError(`${command}: ${sentence} (see entity-registry help ${command})`)
+  }
+}
+
+function dataOptions(values: { data: string; database?: string | undefined }): DataOptions {
+  return { data: values.data, ...(values.database === undefined ? {} : { database: database(values.database) }) }
+}
+
+/** Schemes the stores understand; any other `scheme:` would otherwise name a SQLite file. */
+const DATABASE_SCHEMES = /^(postgres|postgresql):\/\/|^pglite:/i
+// Two letters at least: `C:\data\registry.sqlite` is a Windows path, not a scheme.
+const ANY_SCHEME = /^[a-z][a-z0-9+.-]+:/i
+
+function database(value: string): string {
+  if (value === '') throw new UsageError('--database needs a SQLite file path, postgres://… or pglite:DIR')
+  if (ANY_SCHEME.test(value) && !DATABASE_SCHEMES.test(value)) {
+    const scheme = ANY_SCHEME.exec(value)![0]
+    throw new UsageError(`--database: ${scheme} is not supported; use a SQLite file path, postgres://… or pglite:DIR`)
+  }
+  return value
+}
+
+function wholeNumber(value: string, option: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`${option} takes a whole number, not "${value}"`)
+  return Number(value)
+}
+
+function port(value: string): number {
+  const number = wholeNumber(value, '--port')
+  if (number > 65_535) throw new UsageError(`--port takes a port number from 0 to 65535, not "${value}"`)
+  return number
+}
+
+function baseUrl(value: string): string {
+  const url = URL.canParse(value) ? new URL(value) : null
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new UsageError(`--base-url takes an absolute http(s) address such as https://api.example.org/registry, not "${value}"`)
+  }
+  return value
+}
