@@ -1,0 +1,182 @@
+import { z } from 'zod'
+import {
+  changesDocumentSchema,
+  entityChangeResourceSchema,
+  entityCollectionDocumentSchema,
+  entityDocumentSchema,
+  entityResourceSchema,
+  errorDocumentSchema,
+  searchDocumentSchema,
+} from '../contract/schemas.js'
+import { JSON_API_MEDIA_TYPE } from './media-type.js'
+
+/** The schemas the document names, by component name. */
+const COMPONENTS = {
+  EntityResource: entityResourceSchema,
+  EntityChangeResource: entityChangeResourceSchema,
+  EntityCollectionDocument: entityCollectionDocumentSchema,
+  EntityDocument: entityDocumentSchema,
+  ChangesDocument: changesDocumentSchema,
+  SearchDocument: searchDocumentSchema,
+  ErrorDocument: errorDocumentSchema,
+} as const
+
+type ComponentName = keyof typeof COMPONENTS
+
+const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` })
+const jsonApi = (name: ComponentName) => ({ content: { [JSON_API_MEDIA_TYPE]: { schema: ref(name) } } })
+const error = (description: string) => ({ description, ...jsonApi('ErrorDocument') })
+const header = (description: string, required = false) => ({ description, required, schema: { type: 'string' } })
+
+const FEED_HEAD = { 'Change-Feed-Head': header('The newest change visible when the request was served (`echg_...`; absent while the feed is empty).') }
+const PAGE_HEADERS = { ...FEED_HEAD, Link: header('RFC 8288 `<...>; rel="next"`: the same address as `links.next`.') }
+const RATE_LIMIT_HEADERS = {
+  RateLimit: header('IETF draft-ietf-httpapi-ratelimit-headers: `"default";r=REMAINING;t=SECONDS` (when a rate limit is configured).'),
+  'RateLimit-Policy': header('`"default";q=LIMIT;w=WINDOW_SECONDS` (when a rate limit is configured).'),
+}
+
+const COMMON_ERRORS = {
+  '401': error('Missing or invalid API key (`WWW-Authenticate: Bearer`).'),
+  '406': error('Accept allows JSON:API only with media type parameters other than ext and profile.'),
+  '429': { ...error('Rate limit exceeded.'), headers: { 'Retry-After': header('Seconds to wait.', true) } },
+}
+
+const query = (name: string, description: string, schema: object, required = false) => ({ name, in: 'query', required, description, schema })
+const PAGE_LIMIT = query('page[limit]', 'Page size.', { type: 'integer', minimum: 1, maximum: 100, default: 100 })
+
+/**
+ * The OpenAPI 3.1 document of the interface, generated from the same zod schemas the server's
+ * tests and the client's types use, so that the three cannot drift apart. `serverUrl` is where the
+ * registry is mounted.
+ */
+export function createOpenApiDocument(serverUrl: string): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'entity-registry',
+      // The interface's version (docs/registry-interface-v1.md), not the package's.
+      version: '1',
+      description: 'A read-only JSON:API over warehouse entities: list, get (following merges), search, change feed, rendition downloads.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/entities': {
+        get: {
+          operationId: 'listEntities',
+          summary: 'Canonical entities in id order, keyset-paged',
+          parameters: [
+            query('filter', 'GFFS qualifiers, e.g. `type:person jurisdiction:US-WA`.', { type: 'string', maxLength: 1000 }),
+            query('page[after]', 'The `meta.cursor` of the previous page.', { type: 'string', pattern: '^[0-9a-z]+$' }),
+            PAGE_LIMIT,
+          ],
+          responses: {
+            '200': { description: 'A page of entities.', headers: { ...PAGE_HEADERS, ...RATE_LIMIT_HEADERS }, ...jsonApi('EntityCollectionDocument') },
+            '400': error('Invalid filter or pagination (`source.parameter` names it).'),
+            ...COMMON_ERRORS,
+          },
+        },
+      },
+      '/v1/entities/changes': {
+        get: {
+          operationId: 'listChanges',
+          summary: 'The change feed, filtered; a bounded window of it per request',
+          parameters: [
+            query('filter', 'GFFS qualifiers matched against each change (`-type:""` matches every change).', { type: 'string', maxLength: 1000 }, true),
+            query('page[after]', 'The `meta.cursor` of the previous page (an `echg_` id).', { type: 'string', pattern: '^echg_[0-9a-z]{12}$' }),
+            PAGE_LIMIT,
+            query(
+              'filterScope',
+              '`either`: a change matches when the snapshot before or after it matches the filter, and carries `meta.matchesFilter`. Default `after`: the post-change snapshot only, as the interface specifies.',
+              { type: 'string', enum: ['after', 'either'], default: 'after' },
+            ),
+          ],
+          responses: {
+            '200': { description: 'A page of changes.', headers: { ...PAGE_HEADERS, ...RATE_LIMIT_HEADERS }, ...jsonApi('ChangesDocument') },
+            '400': error('Missing or invalid filter, pagination or filterScope.'),
+            ...COMMON_ERRORS,
+          },
+        },
+      },
+      '/v1/entities/{id}': {
+        get: {
+          operationId: 'getEntity',
+          summary: 'One entity; a merged id answers the entity it was merged into',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-z]+$' } }],
+          responses: {
+            '200': {
+              description: 'The entity (a tombstone has type `entity` and no attributes but `texts: []`).',
+              headers: { 'Content-Location': header('For a merged id: the surviving entity\'s address.'), ...RATE_LIMIT_HEADERS },
+              ...jsonApi('EntityDocument'),
+            },
+            '400': error('The id is not of the form [0-9a-z]+.'),
+            '404': error('No such entity, a drained one, or a merge chain too long to follow.'),
+            ...COMMON_ERRORS,
+          },
+        },
+      },
+      '/v1/entities/{id}/renditions/{file}': {
+        get: {
+          operationId: 'downloadRendition',
+          summary: 'A rendition\'s bytes (its `links.content`), with Range and ETag',
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-z]+$' } },
+            { name: 'file', in: 'path', required: true, description: '`rnd_...` and the extension.', schema: { type: 'string' } },
+            { name: 'Range', in: 'header', required: false, schema: { type: 'string' } },
+          ],
+          responses: {
+            '200': { description: 'The bytes.', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+            '206': { description: 'The requested range.', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+            '304': { description: 'Not modified (If-None-Match).' },
+            '404': error('No such entity or rendition.'),
+            '416': error('The range lies outside the bytes.'),
+            ...COMMON_ERRORS,
+          },
+        },
+      },
+      '/v1/search': {
+        get: {
+          operationId: 'search',
+          summary: 'Up to 100 entities: qualifiers filter, words and phrases rank (full text and semantic, fused)',
+          parameters: [query('q', 'GFFS: qualifiers, words, "phrases", -exclusions.', { type: 'string', maxLength: 1000 }, true)],
+          responses: {
+            '200': { description: 'The ranked entities.', headers: { ...FEED_HEAD, ...RATE_LIMIT_HEADERS }, ...jsonApi('SearchDocument') },
+            '400': error('Missing or invalid q.'),
+            '500': error('Search failed (`search_failed`).'),
+            '503': { ...error('The search index is being built (`search_unavailable`).'), headers: { 'Retry-After': header('Seconds to wait.', true) } },
+            ...COMMON_ERRORS,
+          },
+        },
+      },
+      '/v1/openapi.json': {
+        get: {
+          operationId: 'openApiDocument',
+          summary: 'This document',
+          security: [],
+          responses: { '200': { description: 'The OpenAPI document.', content: { 'application/json': { schema: { type: 'object' } } } } },
+        },
+      },
+    },
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <API_KEY>`.' } },
+    },
+  }
+}
+
+let generatedSchemas: Record<string, unknown> | undefined
+
+/** The JSON Schemas of the components, generated once (it takes a few milliseconds). */
+function componentSchemas(): Record<string, unknown> {
+  if (generatedSchemas === undefined) {
+    const registry = z.registry<{ id: string }>()
+    for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema, { id })
+    const { schemas } = z.toJSONSchema(registry, { uri: (id) => `#/components/schemas/${id}` })
+    // Each generated schema names its dialect and id; inside `components` OpenAPI 3.1 implies both.
+    generatedSchemas = Object.fromEntries(
+      Object.entries(schemas).map(([name, { $schema: _schema, $id: _id, ...schema }]) => [name, schema]),
+    )
+  }
+  return generatedSchemas
+}
