@@ -1,0 +1,51 @@
+import { join, resolve } from 'node:path'
+import { createWordVectorEmbedder } from '../embedders/index.js'
+import { createLancedbSearchIndex } from '../lancedb/index.js'
+import type { EntityStore } from '../ports/entity-store.js'
+import { createIndexer, type Indexer } from '../search/indexer.js'
+import { createSearch, type Search } from '../search/search-service.js'
+import type { Print } from './commands.js'
+
+export interface SearchSetup {
+  search: Search
+  indexer: Indexer
+  close(): Promise<void>
+}
+
+/** Where the CLI keeps the search index: `--search` (a directory or a LanceDB URI), else `<data>/search`. */
+export function searchLocation(options: { data: string; search?: string }): string {
+  return options.search ?? join(resolve(options.data), 'search')
+}
+
+/** The LanceDB index with the default embedder, kept current from the store's feed by an indexer. */
+export async function openSearch(store: EntityStore, uri: string, print?: Print): Promise<SearchSetup> {
+  const embedder = createWordVectorEmbedder()
+  const index = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
+  const started = Date.now()
+  const indexer = createIndexer({
+    store,
+    index,
+    embedder,
+    ...(print ? { onProgress: progressPrinter(print, started) } : {}),
+  })
+  return {
+    search: createSearch(store, { index, embedder, lag: () => indexer.lag() }),
+    indexer,
+    async close() {
+      await indexer.stop()
+      await index.close()
+    },
+  }
+}
+
+/** Progress and rate, at most once a second. */
+function progressPrinter(print: Print, started: number) {
+  let last = 0
+  return ({ applied, cursor, head }: { applied: number; cursor: string | null; head: string | null }) => {
+    const now = Date.now()
+    if (now - last < 1000 && cursor !== head) return
+    last = now
+    const seconds = Math.max(0.001, (now - started) / 1000)
+    print(`indexed ${applied} changes (${Math.round(applied / seconds)}/s)${cursor === head ? ', current with the feed' : ''}`)
+  }
+}

@@ -1,0 +1,4 @@
+/** `entity-registry/embedders`: the embedders search can use. */
+export { createWordVectorEmbedder } from './word-vector-embedder.js'
+export { createOpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder.js'
+export type { Embedder } from '../ports/embedder.js'

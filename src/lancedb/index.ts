@@ -1,0 +1,2 @@
+/** `entity-registry/lancedb`: the default search index, on LanceDB. */
+export { createLancedbSearchIndex, type LancedbSearchIndexOptions } from './lancedb-search-index.js'

@@ -1,0 +1,137 @@
+import type { StoredChange } from '../contract/entity.js'
+import { decodeChangeId } from '../contract/change-id.js'
+import type { Embedder } from '../ports/embedder.js'
+import type { EntityStore } from '../ports/entity-store.js'
+import type { IndexedEntity, SearchIndex } from '../ports/search-index.js'
+import { embeddedTextOf, fullTextOf, tokenize } from './text.js'
+
+export interface IndexerOptions {
+  store: EntityStore
+  index: SearchIndex
+  embedder: Embedder
+  /** Changes read and applied per step (default 500). */
+  batchSize?: number
+  /** Compaction policy: optimize after this many changes applied since the last time (default 10,000)... */
+  optimizeEvery?: number
+  /** ... or once idle this long after a write (default 30 s). */
+  optimizeIdleMs?: number
+  /** Told after each step: changes applied, and the feed head. */
+  onProgress?: (progress: { applied: number; cursor: string | null; head: string | null }) => void
+}
+
+export interface Indexer {
+  /** Applies every change up to the feed head; returns how many it applied. */
+  catchUp(): Promise<number>
+  /** Follows the feed in the background, polling every `intervalMs` (default 250 ms). */
+  start(intervalMs?: number): void
+  stop(): Promise<void>
+  /** Changes between the index and the feed head (an estimate from feed positions). */
+  lag(): Promise<number>
+  /** Empties the index and builds it again from the feed (a changed embedder needs it). */
+  rebuild(): Promise<number>
+}
+
+/**
+ * Keeps a search index current from the store's change feed, the only write path: the index
+ * records the cursor it has applied, so a restarted indexer goes on from there, and one whose
+ * index was built by another embedder refuses until `rebuild()`. One indexer per index.
+ */
+export function createIndexer({ store, index, embedder, batchSize = 500, optimizeEvery = 10_000, optimizeIdleMs = 30_000, onProgress }: IndexerOptions): Indexer {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let running: Promise<unknown> = Promise.resolve()
+  let stopped = true
+  let sinceOptimize = 0
+  let lastWrite = 0
+
+  async function checkEmbedder() {
+    const { embedderId, cursor } = await index.state()
+    if (embedderId !== null && embedderId !== embedder.id) {
+      throw new Error(`the search index was built with the embedder ${embedderId}, not ${embedder.id}: rebuild it (entity-registry reindex)`)
+    }
+    return cursor
+  }
+
+  async function step(cursor: string | null): Promise<{ cursor: string | null; applied: number; more: boolean }> {
+    const page = await store.listChanges({ qualifiers: [], after: cursor, limit: batchSize, window: Math.max(batchSize, 10_000) })
+    if (page.changes.length === 0 && page.cursor === cursor) return { cursor, applied: 0, more: false }
+    // The last change of each entity decides what the index holds of it.
+    const latest = new Map<string, StoredChange>()
+    for (const change of page.changes) latest.set(change.entityId, change)
+    const upserts: StoredChange[] = []
+    const removals: string[] = []
+    for (const change of latest.values()) {
+      if (change.changeType === 'create' || change.changeType === 'update') upserts.push(change)
+      else removals.push(change.entityId)
+    }
+    const vectors = upserts.length === 0 ? [] : await embedder.embed(upserts.map((change) => embeddedTextOf(change.snapshot)))
+    const entities = upserts.map((change, position): IndexedEntity => {
+      const { texts: _texts, ...fields } = change.snapshot
+      return { id: change.entityId, fields, tokens: tokenize(fullTextOf(change.snapshot)), vector: vectors[position]! }
+    })
+    await index.apply({ upserts: entities, removals, state: { cursor: page.cursor, embedderId: embedder.id } })
+    sinceOptimize += page.changes.length
+    lastWrite = Date.now()
+    return { cursor: page.cursor, applied: page.changes.length, more: page.hasMore }
+  }
+
+  async function catchUp(): Promise<number> {
+    let cursor = await checkEmbedder()
+    let applied = 0
+    for (;;) {
+      const result = await step(cursor)
+      cursor = result.cursor
+      applied += result.applied
+      if (onProgress && result.applied > 0) onProgress({ applied, cursor, head: await store.feedHead() })
+      if (!result.more) break
+    }
+    const idle = lastWrite > 0 && Date.now() - lastWrite >= optimizeIdleMs && sinceOptimize > 0
+    if (sinceOptimize >= optimizeEvery || idle) {
+      await index.optimize()
+      sinceOptimize = 0
+    }
+    return applied
+  }
+
+  /** Runs `work` after whatever the indexer is doing: one writer at a time. */
+  const serialized = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = running.then(work)
+    running = result.catch(() => undefined)
+    return result
+  }
+
+  const indexer: Indexer = {
+    catchUp: () => serialized(catchUp),
+    start(intervalMs = 250) {
+      stopped = false
+      const tick = () => {
+        void indexer
+          .catchUp()
+          .catch(() => undefined)
+          .finally(() => {
+            if (!stopped) timer = setTimeout(tick, intervalMs)
+          })
+      }
+      tick()
+    },
+    async stop() {
+      stopped = true
+      if (timer !== undefined) clearTimeout(timer)
+      await running
+    },
+    async lag() {
+      const [{ cursor }, head] = await Promise.all([index.state(), store.feedHead()])
+      if (head === null) return 0
+      const headSeq = decodeChangeId(head)
+      const cursorSeq = cursor === null ? 0 : decodeChangeId(cursor)
+      // A store with its own change id form: only "behind or not" can be told.
+      if (headSeq === null || cursorSeq === null) return cursor === head ? 0 : 1
+      return Math.max(0, headSeq - cursorSeq)
+    },
+    rebuild: () =>
+      serialized(async () => {
+        await index.clear()
+        return catchUp()
+      }),
+  }
+  return indexer
+}

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { searchDocumentSchema } from '../../src/contract/schemas.js'
+import { createWordVectorEmbedder } from '../../src/embedders/index.js'
+import { parseGffs } from '../../src/gffs/parse.js'
+import { createMemoryStore } from '../../src/memory/memory-store.js'
+import type { Embedder } from '../../src/ports/embedder.js'
+import type { SearchIndex } from '../../src/ports/search-index.js'
+import type { RegistryStore } from '../../src/ports/store.js'
+import { createIndexer, type Indexer } from '../../src/search/indexer.js'
+import { createSearch } from '../../src/search/search-service.js'
+import { tokenize } from '../../src/search/text.js'
+import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
+import { expectError, readDocument } from '../support/documents.js'
+import { measure, RELEVANCE_SET } from './relevance.mjs'
+import { searchIndexKinds } from './each-search-index.js'
+
+const embedder = createWordVectorEmbedder()
+
+for (const kind of searchIndexKinds) {
+  describe(`search [${kind.name}]`, () => {
+    let store: RegistryStore
+    let index: SearchIndex
+    let indexer: Indexer
+    let dispose: () => Promise<void>
+    let get: ReturnType<typeof testRegistry>['get']
+    const ids = async (q: string) => {
+      const document = await readDocument(await get(`/v1/search?q=${encodeURIComponent(q)}`), searchDocumentSchema)
+      return document.data.map((entity) => entity.id)
+    }
+
+    beforeAll(async () => {
+      store = createMemoryStore()
+      await importDemo(store.warehouse)
+      ;({ index, dispose } = await kind.open(embedder.dimensions))
+      indexer = createIndexer({ store, index, embedder })
+      expect(await indexer.catchUp()).toBe(DEMO_RECORDS.length)
+      get = testRegistry(store, { search: createSearch(store, { index, embedder, lag: () => indexer.lag() }) }).get
+    })
+    afterAll(async () => {
+      await dispose()
+    })
+
+    it('ranks the health care act among the first three for "health care"', async () => {
+      expect((await ids('health care')).slice(0, 3)).toContain('hr3590111')
+    })
+
+    it('answers qualifiers alone with the matching entities in id order', async () => {
+      const bills = DEMO_RECORDS.filter((record) => record.type === 'legislation').map((record) => record.id).sort()
+      expect(await ids('type:legislation')).toEqual(bills)
+    })
+
+    it('never returns an entity whose indexed text holds an excluded word, stems included', async () => {
+      const found = await ids('act -tax')
+      expect(found.length).toBeGreaterThan(0)
+      for (const id of found) {
+        const entity = await store.getEntity(id)
+        expect(tokenize(`${entity!.snapshot.title ?? ''} ${entity!.snapshot.name ?? ''}`)).not.toContain('tax')
+      }
+      expect(await ids('relief -taxes')).not.toContain('hr3630112')
+    })
+
+    it('prefilters by the qualifiers with the semantics of list filters', async () => {
+      const found = await ids('senator type:person jurisdiction:US-WA')
+      expect(found.length).toBeGreaterThan(0)
+      for (const id of found) expect((await store.getEntity(id))!.snapshot).toMatchObject({ type: 'person', jurisdiction: 'US-WA' })
+      const notWa = await ids('senator type:person -jurisdiction:US-WA')
+      expect(notWa.length).toBeGreaterThan(0)
+      expect(notWa.filter((id) => found.includes(id))).toEqual([])
+      const contains = await ids('committee title:~agri')
+      expect(contains.sort()).toEqual(['cmtehsag', 'cmtessaf'])
+    })
+
+    it('matches a phrase only where its words stand in a row', async () => {
+      expect((await ids('"ways and means"'))[0]).toBe('cmtehswm')
+      expect(await index.fullText([tokenize('ways and means')], [], 10)).toEqual(['cmtehswm'])
+      expect(await index.fullText([tokenize('means and ways')], [], 10)).toEqual([])
+    })
+
+    it('finds entities from queries that share no word with them (the held-back set)', async () => {
+      const heldBack = RELEVANCE_SET.filter((query) => query.heldBack)
+      const quality = await measure(heldBack, ids)
+      // Words alone find none of these: every hit comes from the semantic side.
+      expect(quality.top5).toBeGreaterThanOrEqual(Math.ceil(heldBack.length / 2))
+    })
+
+    it('ranks better fused than by full text alone', async () => {
+      const search = createSearch(store, { index, embedder })
+      const bm25 = async (q: string) => index.fullText(parseGffs(q, { allowFreeText: true }).text.map((term) => tokenize(term.text)).filter((t) => t.length > 0), [], 100)
+      const hybrid = await measure(RELEVANCE_SET, async (q) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id))
+      const textOnly = await measure(RELEVANCE_SET, bm25)
+      expect(hybrid.mrr).toBeGreaterThan(textOnly.mrr)
+      expect(hybrid.ndcg10).toBeGreaterThan(textOnly.ndcg10)
+    })
+
+    it('follows the feed: a renamed bill is found by its new name, deleted and merged entities are gone', async () => {
+      const bill = DEMO_RECORDS.find((record) => record.id === 'hr547113')!
+      await store.warehouse.upsert({ ...bill, title: 'Quokka Habitat Preservation Act' })
+      await store.warehouse.upsert({ id: 'zz1', type: 'person', name: 'Wombat Example' })
+      await store.warehouse.upsert({ id: 'zz2', type: 'person', name: 'Wombat Other' })
+      await indexer.catchUp()
+      expect((await ids('quokka habitat'))[0]).toBe('hr547113')
+      expect(await index.fullText([['quokka']], [], 10)).toEqual(['hr547113'])
+      await store.warehouse.merge('zz2', 'zz1')
+      await store.warehouse.delete('hr547113')
+      await indexer.catchUp()
+      expect(await ids('quokka')).not.toContain('hr547113')
+      expect(await index.fullText([['quokka']], [], 10)).toEqual([])
+      const wombats = await ids('wombat')
+      expect(wombats[0]).toBe('zz1')
+      expect(wombats).not.toContain('zz2')
+    })
+  })
+}
+
+describe('search errors', () => {
+  const store = createMemoryStore()
+  const failing = (what: string): Embedder => ({ id: 'failing', dimensions: 3, embed: async () => Promise.reject(new Error(`${what} is down`)) })
+
+  it('answers 400 naming q for a missing or invalid query', async () => {
+    const { get } = testRegistry(store, { search: createSearch(store, { index: (await searchIndexKinds[0]!.open(3)).index, embedder: failing('x') }) })
+    await expectError(await get('/v1/search'), 400, 'invalid_filter', 'q')
+    await expectError(await get('/v1/search?q=party:x'), 400, 'unsupported_field', 'q')
+    await expectError(await get('/v1/search?q=attributes.title:x'), 400, 'nested_field_path', 'q')
+    await expectError(await get('/v1/search?q=%22unclosed'), 400, 'invalid_filter', 'q')
+  })
+
+  it('answers 500 search_failed when the embedder or the index fails, and reports the cause', async () => {
+    const reported: unknown[] = []
+    const index = (await searchIndexKinds[0]!.open(3)).index
+    const { get } = testRegistry(store, { search: createSearch(store, { index, embedder: failing('the embedder') }), onError: (error) => reported.push(error) })
+    const error = await expectError(await get('/v1/search?q=health'), 500, 'search_failed')
+    expect(error.detail).not.toContain('down')
+    expect(String(reported[0])).toContain('the embedder is down')
+    const brokenIndex: SearchIndex = { ...index, fullText: () => Promise.reject(new Error('the index is down')) }
+    const second = testRegistry(store, { search: createSearch(store, { index: brokenIndex, embedder: createWordVectorEmbedder() }) })
+    await expectError(await second.get('/v1/search?q=health'), 500, 'search_failed')
+  })
+
+  it('answers 503 with Retry-After while the index is far behind the feed, and 500 without search', async () => {
+    const index = (await searchIndexKinds[0]!.open(3)).index
+    const behind = testRegistry(store, { search: createSearch(store, { index, embedder: failing('x'), lag: async () => 5000 }) })
+    const response = await behind.get('/v1/search?q=health')
+    expect(response.headers.get('retry-after')).toBe('5')
+    await expectError(response, 503, 'search_unavailable')
+    await expectError(await testRegistry(store).get('/v1/search?q=health'), 500, 'search_failed')
+  })
+})
