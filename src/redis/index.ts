@@ -1,0 +1,1 @@
+export { createRedisRateLimiter, type RedisRateLimiterOptions, type RedisEvalClient } from './redis-rate-limiter.js'

@@ -1,0 +1,42 @@
+import { Redis } from 'ioredis'
+import { randomUUID } from 'node:crypto'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createRedisRateLimiter } from '../../src/redis/index.js'
+
+const url = process.env.ER_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 500, retryStrategy: () => null })
+const reachable = await probe.connect().then(() => true, () => false)
+if (!reachable && process.env.ER_REQUIRE_REDIS) throw new Error(`Redis required but unreachable at ${url}`)
+afterAll(() => probe.disconnect())
+
+describe.skipIf(!reachable)(`Redis rate limiter (${reachable ? url : `skipped: no Redis at ${url}`})`, () => {
+  const prefix = () => `er-test:${randomUUID()}:`
+
+  it('shares one bucket per key between instances: the limit holds summed over both', async () => {
+    const shared = prefix()
+    const a = createRedisRateLimiter({ redis: probe, limit: 5, prefix: shared })
+    const b = createRedisRateLimiter({ redis: probe, limit: 5, prefix: shared })
+    const decisions = []
+    for (let i = 0; i < 6; i++) decisions.push(await (i % 2 ? b : a).take('key1'))
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false])
+    expect(decisions[4]).toMatchObject({ remaining: 0, limit: 5, windowSeconds: 60 })
+    expect(decisions[5]!.retryAfterSeconds).toBe(12)
+    expect((await a.take('key2')).allowed).toBe(true)
+  })
+
+  it('refills continuously', async () => {
+    const limiter = createRedisRateLimiter({ redis: probe, limit: 2, windowSeconds: 1, prefix: prefix() })
+    await limiter.take('k')
+    await limiter.take('k')
+    expect((await limiter.take('k')).allowed).toBe(false)
+    await new Promise((r) => setTimeout(r, 600))
+    expect((await limiter.take('k')).allowed).toBe(true)
+  })
+
+  it('fails open by default and closed when asked when Redis does not answer', async () => {
+    const dead = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 200, retryStrategy: () => null, enableOfflineQueue: false })
+    expect((await createRedisRateLimiter({ redis: dead, limit: 3 }).take('k')).allowed).toBe(true)
+    expect((await createRedisRateLimiter({ redis: dead, limit: 3, onUnavailable: 'closed' }).take('k')).allowed).toBe(false)
+    dead.disconnect()
+  })
+})
