@@ -11,7 +11,7 @@ export const KEY = 'bench-key'
 export const DATA_DIR = new URL('./.data/', import.meta.url).pathname
 
 /** Opens (building it on first use) a SQLite store under bench/.data; an interrupted build is not kept. */
-export async function cachedSqliteStore(name, build) {
+export async function cachedSqliteStore(name, build, tuning = {}) {
   mkdirSync(DATA_DIR, { recursive: true })
   const file = join(DATA_DIR, `${name}.sqlite`)
   if (!existsSync(file)) {
@@ -24,7 +24,7 @@ export async function cachedSqliteStore(name, build) {
     renameSync(partial, file)
     console.log(`built ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   }
-  return createSqliteStore({ file })
+  return createSqliteStore({ ...tuning, file })
 }
 
 /** Applies operations in batches (one transaction each), printing progress. */
@@ -65,3 +65,29 @@ export function machine() {
 }
 
 export const ms = (value) => `${value.toFixed(2)} ms`
+
+export const TOTAL = 1_000_000
+const STATES = ['AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS', 'KY', 'LA', 'ME', 'MD', 'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY', 'NC', 'ND', 'OH', 'OK', 'OR', 'PA', 'RI', 'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY']
+
+/** Entity n: ids in a fixed-width base-36 form so that sort order is n order. */
+export const idOf = (n) => `e${n.toString(36).padStart(5, '0')}`
+function recordOf(n) {
+  const type = n % 10 < 6 ? 'person' : n % 10 < 9 ? 'legislation' : 'committee'
+  return {
+    id: idOf(n),
+    type,
+    title: `${type} number ${n}`,
+    name: type === 'person' ? `Person ${n}` : undefined,
+    jurisdiction: `US-${STATES[(n * 7919) % STATES.length]}`,
+    // Years run in blocks of 7 entities, so that a date range is not correlated with type (n % 10).
+    displayDate: `${1900 + (Math.floor(n / 7) % 120)}-0${1 + (n % 9)}-1${n % 10}`,
+    status: n % 3 === 0 ? 'former' : 'serving',
+    localType: type === 'legislation' ? 'bill' : 'bioguide',
+    texts: [],
+  }
+}
+
+/** The 1,000,000-entity SQLite store that the list benchmarks share (built once). */
+export function entities1m(tuning = {}) {
+  return cachedSqliteStore('entities-1m', (store) => applyInBatches(store.warehouse, TOTAL, (n) => ({ op: 'upsert', record: recordOf(n) })), tuning)
+}

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { machine } from './lib.mjs'
 
 console.log(`machine: ${machine()}`)
-for (const script of ['list-entities.mjs', 'changes.mjs']) {
+for (const script of ['list-entities.mjs', 'changes.mjs', 'worst-filter.mjs']) {
   const run = spawnSync(process.execPath, [new URL(script, import.meta.url).pathname], { stdio: 'inherit' })
   if (run.status !== 0) process.exit(run.status ?? 1)
 }

@@ -1,14 +1,19 @@
+/**
+ * `entity-registry`: the runtime-neutral core. No Node built-in is reachable from here (a test bundles
+ * it for a neutral platform); Node-only parts are in `entity-registry/node`.
+ */
 export { createRegistry, type Registry, type RegistryOptions } from './registry.js'
 export { createApiKeyAuthenticator, generateApiKey, hashApiKey, type ApiKeyAuthenticatorOptions } from './auth/api-keys.js'
 export { createTokenBucketRateLimiter, type TokenBucketOptions } from './rate-limit/token-bucket.js'
-export { createFileBlobStore } from './blobs/file-blob-store.js'
 export { createWarehouse } from './warehouse/operations.js'
-export type { WarehouseBackend, WarehouseTransaction, NewChange } from './warehouse/backend.js'
-export { importNdjson, parseOperation, type ImportOptions, type ImportReport } from './warehouse/import.js'
-export { HttpError, type ErrorCode } from './http/errors.js'
+export { createSearch, fuse, SEARCH_LIMIT, type Search, type SearchOptions } from './search/search-service.js'
+export { createIndexer, type Indexer, type IndexerOptions } from './search/indexer.js'
+export { tokenize } from './search/text.js'
+export { RECORD_LIMITS } from './warehouse/record.js'
 export * from './ports/index.js'
-export * from './gffs/index.js'
-export * from './contract/entity.js'
-export { CONTRACT_FIELDS, ATTRIBUTE_FIELDS, type ContractField, type AttributeField } from './contract/fields.js'
+export { parseGffs, matchesQualifiers, GffsError, GFFS_LIMITS, type ParseOptions, type GffsErrorCode } from './gffs/index.js'
+export type { GffsQuery, Qualifier, TextTerm, EqualsQualifier, ContainsQualifier, CompareQualifier, RangeQualifier } from './gffs/index.js'
+export type { StoredEntity, StoredChange, StoredText, StoredRendition, PublicSnapshot, EntityState, ChangeType } from './contract/entity.js'
+export { CONTRACT_FIELDS, type ContractField } from './contract/fields.js'
+export { MAX_MERGE_HOPS } from './contract/merges.js'
 export { encodeChangeId, decodeChangeId } from './contract/change-id.js'
-export * from './contract/schemas.js'

@@ -1,0 +1,106 @@
+/**
+ * What users get is the published package: pack this checkout (prepack builds it), install the
+ * tarball into a fresh project, typecheck a file that uses every subpath under --strict (nodenext and
+ * bundler resolution), run it, and run `npx entity-registry serve --demo` from there.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; exports: Record<string, unknown>; devDependencies: Record<string, string> }
+const SUBPATHS = Object.keys(manifest.exports).filter((subpath) => !subpath.endsWith('.json'))
+const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } })
+
+describe('the published package', () => {
+  const work = mkdtempSync(join(tmpdir(), 'er-package-'))
+  const consumer = join(work, 'consumer')
+  let tarball = ''
+  let server: ChildProcess | undefined
+
+  beforeAll(() => {
+    // prepack's build prints before npm's JSON: the report is the array that starts on its own line.
+    const output = npm(['pack', '--json', '--pack-destination', work], ROOT)
+    const packed = JSON.parse(output.slice(output.search(/^\[$/m))) as { filename: string; files: { path: string }[] }[]
+    tarball = join(work, packed[0]!.filename)
+    writeFileSync(join(work, 'files.json'), JSON.stringify(packed[0]!.files.map((file) => file.path)))
+    execFileSync('mkdir', ['-p', consumer])
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
+    npm(['install', tarball, `typescript@${manifest.devDependencies.typescript}`, '@types/node@22'], consumer)
+  }, 600_000)
+  afterAll(() => {
+    // npx starts the CLI as its child: end the whole process group.
+    if (server?.pid !== undefined) process.kill(-server.pid, 'SIGTERM')
+  })
+
+  it('holds the built code, the word vectors, the demo data and the docs, and no sources or tests', () => {
+    const files: string[] = JSON.parse(readFileSync(join(work, 'files.json'), 'utf8'))
+    for (const expected of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/openapi.json', 'assets/word-vectors.bin', 'demo/entities.jsonl', 'docs/registry-interface-v1.md', 'LICENSE', 'README.md']) {
+      expect(files, expected).toContain(expected)
+    }
+    expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([])
+  })
+
+  it('passes publint and Are the Types Wrong', () => {
+    expect(execFileSync('npx', ['publint', '--pack', 'false', join(consumer, 'node_modules', 'entity-registry')], { cwd: ROOT, encoding: 'utf8' })).toMatch(/All good/)
+    execFileSync('npx', ['attw', tarball, '--profile', 'esm-only'], { cwd: ROOT, encoding: 'utf8' })
+  }, 60_000)
+
+  it('typechecks under --strict with nodenext and bundler resolution, and runs', () => {
+    const imports = SUBPATHS.map((subpath, index) => `import * as entry${index} from 'entity-registry${subpath.slice(1)}'`)
+    writeFileSync(
+      join(consumer, 'check.ts'),
+      `${imports.join('\n')}
+import { createApiKeyAuthenticator, createIndexer, createRegistry, createSearch } from 'entity-registry'
+import { createClient } from 'entity-registry/client'
+import { createWordVectorEmbedder } from 'entity-registry/embedders'
+import { createMemorySearchIndex, createMemoryStore } from 'entity-registry/memory'
+import { serve } from 'entity-registry/node'
+
+for (const entry of [${SUBPATHS.map((_, index) => `entry${index}`).join(', ')}]) if (Object.keys(entry).length === 0) throw new Error('an empty entry')
+const store = createMemoryStore()
+const embedder = createWordVectorEmbedder()
+const index = createMemorySearchIndex()
+await store.warehouse.upsert({ id: 'p1', type: 'person', name: 'Ada Lovelace', title: 'Mathematician' })
+await createIndexer({ store, index, embedder }).catchUp()
+const registry = createRegistry({ store, auth: createApiKeyAuthenticator({ keys: ['k'] }), search: createSearch(store, { index, embedder }) })
+const server = await serve(registry, { port: 0 })
+const client = createClient({ baseUrl: server.url, apiKey: 'k' })
+const found = await client.search('mathematician')
+console.log(JSON.stringify({ name: (await client.get('p1')).attributes.name, found: found.map((entity) => entity.id) }))
+await server.close()
+`,
+    )
+    const tsc = (module: string, resolution: string) =>
+      execFileSync('npx', ['tsc', '--strict', '--noEmit', '--target', 'es2022', '--module', module, '--moduleResolution', resolution, 'check.ts'], { cwd: consumer, encoding: 'utf8' })
+    expect(tsc('nodenext', 'nodenext')).toBe('')
+    expect(tsc('esnext', 'bundler')).toBe('')
+    execFileSync('npx', ['tsc', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', 'check.ts'], { cwd: consumer })
+    expect(JSON.parse(execFileSync('node', ['check.js'], { cwd: consumer, encoding: 'utf8' }))).toEqual({ name: 'Ada Lovelace', found: ['p1'] })
+  }, 180_000)
+
+  it('serves the demo with npx entity-registry serve --demo, search included', async () => {
+    server = spawn('npx', ['entity-registry', 'serve', '--demo', '--port', '0', '--api-key', 'k', '--data', join(work, 'data')], { cwd: consumer, stdio: ['ignore', 'pipe', 'inherit'], detached: true })
+    const url = await new Promise<string>((resolve, reject) => {
+      server!.once('exit', (code) => reject(new Error(`serve exited with ${code}`)))
+      createInterface({ input: server!.stdout! }).on('line', (line) => {
+        const match = /^listening on (\S+)$/.exec(line)
+        if (match) resolve(match[1]!)
+      })
+    })
+    const get = async (path: string) => (await fetch(`${url}${path}`, { headers: { Authorization: 'Bearer k' } })).json() as Promise<{ data: { id: string }[] }>
+    expect((await get('/v1/entities?filter=type:legislation')).data).toHaveLength(19)
+    let hits: string[] = []
+    for (let attempt = 0; attempt < 100 && hits.length === 0; attempt++) {
+      const response = await fetch(`${url}/v1/search?q=farming`, { headers: { Authorization: 'Bearer k' } })
+      if (response.status === 200) hits = ((await response.json()) as { data: { id: string }[] }).data.map((entity) => entity.id)
+      else await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    expect(hits.slice(0, 5)).toEqual(expect.arrayContaining(['cmtehsag', 'cmtessaf']))
+    expect(existsSync(join(work, 'data', 'search'))).toBe(true)
+  }, 60_000)
+})
