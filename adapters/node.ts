@@ -3,11 +3,19 @@ import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import {
+  errorBody,
+  FORBIDDEN_METHODS,
+  firstValue,
+  forwardedProtocol,
+  internalError,
+  methodNotAllowed,
+  RequestRefusal,
+  TITLES,
+  type FetchHandler,
+} from './refusal.js'
 
-/** Anything with a Web-standard fetch handler, such as a registry. */
-export interface FetchHandler {
-  fetch(request: Request): Promise<Response>
-}
+export type { FetchHandler } from './refusal.js'
 
 export interface NodeHandlerOptions {
   /** Take the public protocol and host from X-Forwarded-Proto / X-Forwarded-Host (behind a proxy you trust). */
@@ -37,37 +45,19 @@ export function toNodeListener(handler: FetchHandler, options: NodeHandlerOption
     handler
       .fetch(request)
       .then((response) => writeResponse(response, res))
-      .catch(() => writeError(res, 500, 'internal_error', 'the server failed to answer this request'))
-  }
-}
-
-/** Methods the Fetch standard forbids in a `Request`; this read-only service allows none of them anyway. */
-const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK'])
-const ALLOW = 'GET, HEAD, OPTIONS'
-
-/** Why a request was refused before it reached the handler. */
-class RequestRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message)
+      .catch(() => {
+        const error = internalError()
+        writeError(res, error.status, error.code, error.message)
+      })
   }
 }
 
 function toRequest(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): Request {
   const method = req.method ?? 'GET'
-  if (FORBIDDEN_METHODS.has(method.toUpperCase())) {
-    throw new RequestRefusal(405, 'method_not_allowed', 'this service is read-only: use GET or HEAD', { Allow: ALLOW })
-  }
-  const forwarded = (name: string) => (trustProxy ? firstValue(req.headers[name]) : undefined)
-  const protocol = forwarded('x-forwarded-proto')?.toLowerCase() ?? ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http')
-  if (protocol !== 'http' && protocol !== 'https') {
-    throw new RequestRefusal(400, 'bad_request', 'X-Forwarded-Proto must be http or https')
-  }
-  const host = forwarded('x-forwarded-host') ?? req.headers.host ?? (req.httpVersion === '1.1' ? undefined : 'localhost')
+  if (FORBIDDEN_METHODS.has(method.toUpperCase())) throw methodNotAllowed()
+  const forwarded = (name: string) => (trustProxy ? req.headers[name] : undefined)
+  const protocol = forwardedProtocol(forwarded('x-forwarded-proto')) ?? ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http')
+  const host = firstValue(forwarded('x-forwarded-host')) ?? req.headers.host ?? (req.httpVersion === '1.1' ? undefined : 'localhost')
   if (host === undefined) throw new RequestRefusal(400, 'bad_request', 'an HTTP/1.1 request needs a Host header')
   const target = req.url ?? '/'
   const headers = new Headers()
@@ -88,11 +78,6 @@ function toRequest(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): Re
   return new Request(url, { method, headers })
 }
 
-function firstValue(header: string | string[] | undefined): string | undefined {
-  const value = Array.isArray(header) ? header[0] : header
-  return value?.split(',')[0]?.trim() || undefined
-}
-
 /** A JSON:API error document; after the headers went out, all that is left is to end the response. */
 function writeError(res: ServerResponse, status: number, code: string, detail: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) {
@@ -102,20 +87,6 @@ function writeError(res: ServerResponse, status: number, code: string, detail: s
   const body = errorBody(status, code, detail)
   res.writeHead(status, { ...headers, 'Content-Type': 'application/vnd.api+json', 'Content-Length': Buffer.byteLength(body) })
   res.end(body)
-}
-
-const TITLES: Record<number, string> = {
-  400: 'Bad request',
-  405: 'Method not allowed',
-  408: 'Request timeout',
-  413: 'Content too large',
-  414: 'URI too long',
-  431: 'Request header fields too large',
-  500: 'Internal server error',
-}
-
-function errorBody(status: number, code: string, detail: string): string {
-  return JSON.stringify({ errors: [{ status: String(status), code, title: TITLES[status] ?? 'Error', detail }] })
 }
 
 /** Sockets already given their error answer: the parser reports the same error again for later bytes. */
@@ -155,7 +126,8 @@ function afterAnswersUnderWay(socket: Duplex, then: () => void): void {
 
 /** node:http hands CONNECT to its own event, not to the request listener: refuse it the same way. */
 export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
-  writeRawError(socket, 405, 'method_not_allowed', 'this service is read-only: use GET or HEAD', { Allow: ALLOW })
+  const refusal = methodNotAllowed()
+  writeRawError(socket, refusal.status, refusal.code, refusal.message, refusal.headers)
 }
 
 function writeRawError(socket: Duplex, status: number, code: string, detail: string, headers: Record<string, string> = {}): void {

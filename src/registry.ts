@@ -20,8 +20,9 @@ export interface RegistryOptions {
   /** Without one, requests are not limited. */
   rateLimit?: RateLimiter
   /**
-   * The public address the API is mounted at, e.g. `https://api.example.org/registry`. Links are
-   * built on it and its path is stripped before routing. Default: the request's own origin.
+   * Where the API is mounted: an absolute URL (`https://api.example.org/registry`), on which links
+   * are built whatever the request's origin, or a path (`/api/registry`), which links put after the
+   * request's own origin. Its path is stripped before routing. Default: the request's own origin.
    */
   baseUrl?: string
   /** How many change records one changes request scans at most (default 10,000). */
@@ -53,7 +54,10 @@ const PREFLIGHT_HEADERS = {
 /** The whole service as one Web-standard handler over the given ports. */
 export function createRegistry(options: RegistryOptions): Registry {
   const base = options.baseUrl?.replace(/\/+$/, '')
-  const basePath = base === undefined ? '' : new URL(base).pathname.replace(/\/+$/, '')
+  const pathOnly = base === undefined || base === '' || base.startsWith('/')
+  const basePath = pathOnly ? (base ?? '') : new URL(base).pathname.replace(/\/+$/, '')
+  /** Links are absolute: on the configured URL, or on the origin the request came to. */
+  const linkBase = (url: URL) => (pathOnly ? url.origin + basePath : base)
   const route = createRouter(basePath)
   const openApiPath = `${basePath}/v1/openapi.json`
   const changesWindow = options.changesWindow ?? 10_000
@@ -80,7 +84,7 @@ export function createRegistry(options: RegistryOptions): Registry {
       throw new HttpError('unsupported_media_type', 'Content-Type application/vnd.api+json may carry only ext and profile parameters')
     }
     const url = new URL(request.url)
-    const links = new Links(base ?? url.origin)
+    const links = new Links(linkBase(url))
     const head = request.method === 'HEAD'
     return route({ request, url, links, head, store: options.store, blobs: options.blobs, search: options.search, changesWindow })
   }
@@ -89,7 +93,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: PREFLIGHT_HEADERS })
     // The interface's description is public: tools and clients read it before they hold a key.
     if ((request.method === 'GET' || request.method === 'HEAD') && new URL(request.url).pathname === openApiPath) {
-      return Response.json(createOpenApiDocument(base ?? new URL(request.url).origin))
+      return Response.json(createOpenApiDocument(linkBase(new URL(request.url))))
     }
     const principal = await options.auth.authenticate(bearerToken(request), request)
     if (principal === null) {

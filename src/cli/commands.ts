@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { serve as serveNode } from '../../adapters/node.js'
 import { createApiKeyAuthenticator, generateApiKey, hashApiKey } from '../auth/api-keys.js'
-import { createRegistry } from '../registry.js'
+import { createRegistry, type Registry } from '../registry.js'
 import { baseDirOf, importNdjson, type ImportReport } from '../warehouse/import.js'
 import { UsageError } from './arguments.js'
 import { openRateLimiter } from './rate-limit.js'
@@ -55,7 +55,7 @@ export async function serveCommand(options: ServeOptions, print: Print): Promise
     ...(limiter ? { rateLimit: limiter.rateLimit } : {}),
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
   })
-  const server = await serveNode(registry, { port: options.port, host: options.host, trustProxy: options.trustProxy })
+  const server = await listen(registry, options)
   print(`listening on ${server.url}`)
   return async () => {
     await server.close()
@@ -63,6 +63,16 @@ export async function serveCommand(options: ServeOptions, print: Print): Promise
     await limiter?.close()
     await data.store.close()
   }
+}
+
+/**
+ * Bun's and Deno's own servers under those runtimes (`bunx entity-registry serve`), node:http
+ * elsewhere: each runtime's fastest way to serve.
+ */
+async function listen(registry: Registry, { port, host, trustProxy }: ServeOptions): Promise<{ url: string; close(): Promise<void> }> {
+  if ('Bun' in globalThis) return (await import('../../adapters/bun.js')).serve(registry, { port, hostname: host, trustProxy })
+  if ('Deno' in globalThis) return (await import('../../adapters/deno.js')).serve(registry, { port, hostname: host, trustProxy })
+  return serveNode(registry, { port, host, trustProxy })
 }
 
 /** Rebuilds the search index from the store's feed, printing progress and rate. */

@@ -1,5 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3'
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely'
+import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import { foldCase } from '../gffs/evaluate.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
 import { SQLITE_FOLD_FUNCTION } from './sql-dialect.js'
@@ -10,20 +9,55 @@ export interface SqliteStoreOptions extends StoreTuning {
 }
 
 /**
- * The embedded default: a SQLite file through better-sqlite3, in WAL mode (other processes read
- * while one writes). Within the process, reads and writes share the one connection.
+ * The embedded default: a SQLite file in WAL mode (other processes read while one writes). Within
+ * the process, reads and writes share the one connection. On Node it is better-sqlite3; under Bun
+ * and Deno the runtime's built-in `node:sqlite`, because better-sqlite3 loads on neither (Bun
+ * refuses it, and it is not a Node-API module, the only kind Deno loads).
  */
 export async function createSqliteStore({ file, ...tuning }: SqliteStoreOptions): Promise<KyselyStore> {
-  // Loaded on demand, so that a PostgreSQL deployment never loads the native module.
-  const { default: BetterSqlite3 } = await import('better-sqlite3')
-  const database = new BetterSqlite3(file)
+  const database = await openSqliteConnection(file)
   // Another process's writer holds the lock for one transaction at a time: wait for it.
-  database.pragma('busy_timeout = 5000')
-  database.pragma('journal_mode = WAL')
+  database.exec('pragma busy_timeout = 5000')
+  database.exec('pragma journal_mode = WAL')
   // In WAL mode NORMAL stays consistent after a crash and may lose only the last commits on power loss.
-  database.pragma('synchronous = NORMAL')
+  database.exec('pragma synchronous = NORMAL')
   registerSqliteFunctions(database)
   return createOwningStore(new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), 'sqlite', tuning)
+}
+
+/** What this store needs of a SQLite connection: better-sqlite3's and `node:sqlite`'s alike. */
+interface SqliteConnection extends SqliteFunctionHost {
+  exec(sql: string): unknown
+  prepare(sql: string): SqliteStatement
+  close(): unknown
+}
+
+const onBunOrDeno = 'Bun' in globalThis || 'Deno' in globalThis
+
+async function openSqliteConnection(file: string): Promise<SqliteConnection> {
+  if (!onBunOrDeno) {
+    // Loaded on demand, so that a PostgreSQL deployment never loads the native module.
+    const { default: BetterSqlite3 } = await import('better-sqlite3')
+    return new BetterSqlite3(file)
+  }
+  const { DatabaseSync } = await import('node:sqlite')
+  const database = new DatabaseSync(file)
+  return {
+    exec: (sql) => database.exec(sql),
+    close: () => database.close(),
+    function: (name, options, implementation) => database.function(name, options, implementation as (value: unknown) => string | null),
+    prepare(sql) {
+      const statement = database.prepare(sql)
+      // Kysely passes parameters as one array, as better-sqlite3 takes them; node:sqlite takes them spread.
+      type Values = Parameters<typeof statement.all>
+      return {
+        reader: statement.columns().length > 0,
+        all: (parameters) => statement.all(...(parameters as Values)),
+        run: (parameters) => statement.run(...(parameters as Values)),
+        iterate: (parameters) => statement.iterate(...(parameters as Values)) as IterableIterator<unknown>,
+      }
+    },
+  }
 }
 
 /**
@@ -50,8 +84,8 @@ const STATEMENT_CACHE_SIZE = 256
  * the statements makes writes about three times faster (bench/README.md). A statement runs to
  * completion before the next query on this one connection, so sharing it is safe.
  */
-function withStatementCache(database: Database): SqliteDatabase {
-  const statements = new Map<string, Statement>()
+function withStatementCache(database: SqliteConnection): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>()
   return {
     close: () => database.close(),
     prepare(sql: string) {
