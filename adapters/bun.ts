@@ -2,9 +2,9 @@
  * `entity-registry/bun`: serves a fetch handler with `Bun.serve`. Bun hands over Web `Request`s
  * already, so this only adds what every adapter adds (adapters/web.ts).
  */
-import { toFetch, type FetchHandler, type WebAdapterOptions } from './web.js'
+import { toFetch, type HandlerSource, type WebAdapterOptions } from './web.js'
 
-export type { FetchHandler, WebAdapterOptions } from './web.js'
+export type { FetchHandler, HandlerSource, WebAdapterOptions } from './web.js'
 
 export interface BunServeOptions extends WebAdapterOptions {
   /** 0 picks a free port (default 8080). */
@@ -30,7 +30,7 @@ interface BunRuntime {
 }
 
 /** Serves `handler` (or the promise of one) under Bun. */
-export async function serve(handler: FetchHandler | Promise<FetchHandler>, { port = 8080, hostname = '127.0.0.1', ...options }: BunServeOptions = {}): Promise<RunningBunServer> {
+export async function serve(handler: HandlerSource, { port = 8080, hostname = '127.0.0.1', ...options }: BunServeOptions = {}): Promise<RunningBunServer> {
   const bun = (globalThis as { Bun?: BunRuntime }).Bun
   if (bun === undefined) throw new Error('entity-registry/bun runs under Bun; on Node use entity-registry/node')
   const fetch = toFetch(handler, options)

@@ -2,9 +2,9 @@
  * `entity-registry/deno`: serves a fetch handler with `Deno.serve`. Deno hands over Web `Request`s
  * already, so this only adds what every adapter adds (adapters/web.ts).
  */
-import { toFetch, type FetchHandler, type WebAdapterOptions } from './web.js'
+import { toFetch, type HandlerSource, type WebAdapterOptions } from './web.js'
 
-export type { FetchHandler, WebAdapterOptions } from './web.js'
+export type { FetchHandler, HandlerSource, WebAdapterOptions } from './web.js'
 
 export interface DenoServeOptions extends WebAdapterOptions {
   /** 0 picks a free port (default 8080). */
@@ -33,7 +33,7 @@ interface DenoRuntime {
 }
 
 /** Serves `handler` (or the promise of one) under Deno. */
-export function serve(handler: FetchHandler | Promise<FetchHandler>, { port = 8080, hostname = '127.0.0.1', ...options }: DenoServeOptions = {}): Promise<RunningDenoServer> {
+export function serve(handler: HandlerSource, { port = 8080, hostname = '127.0.0.1', ...options }: DenoServeOptions = {}): Promise<RunningDenoServer> {
   const deno = (globalThis as { Deno?: DenoRuntime }).Deno
   if (deno === undefined) return Promise.reject(new Error('entity-registry/deno runs under Deno; on Node use entity-registry/node'))
   const fetch = toFetch(handler, options)

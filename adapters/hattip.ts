@@ -3,9 +3,9 @@
  * uWebSockets, Cloudflare Workers, Vercel, Netlify and more. Hattip's adapters read the forwarded
  * headers themselves (their `trustProxy` option), so this adapter leaves the request's URL as it is.
  */
-import { toFetch, type FetchHandler } from './web.js'
+import { toFetch, type HandlerSource } from './web.js'
 
-export type { FetchHandler } from './web.js'
+export type { FetchHandler, HandlerSource } from './web.js'
 
 /** The part of Hattip's request context the registry needs; `@hattip/core`'s context has it. */
 export interface HattipRequestContext {
@@ -15,7 +15,7 @@ export interface HattipRequestContext {
 export type HattipFetchHandler = (context: HattipRequestContext) => Promise<Response>
 
 /** A Hattip handler over a fetch handler, or the promise of one. */
-export function createHattipHandler(handler: FetchHandler | Promise<FetchHandler>): HattipFetchHandler {
+export function createHattipHandler(handler: HandlerSource): HattipFetchHandler {
   const fetch = toFetch(handler)
   return (context) => fetch(context.request)
 }

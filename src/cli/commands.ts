@@ -1,67 +1,28 @@
-import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { createInterface } from 'node:readline'
 import { serve as serveNode } from '../../adapters/node.js'
-import { createApiKeyAuthenticator, generateApiKey, hashApiKey } from '../auth/api-keys.js'
-import { createRegistry, type Registry } from '../registry.js'
-import { baseDirOf, importNdjson, type ImportReport } from '../warehouse/import.js'
+import { generateApiKey, hashApiKey } from '../auth/api-keys.js'
+import { importFile, openEmbeddedRegistry, type EmbeddedRegistryOptions } from '../node/embedded-registry.js'
+import type { Registry } from '../registry.js'
 import { UsageError } from './arguments.js'
-import { openRateLimiter } from './rate-limit.js'
-import { bundledDemoFile, openData, type DataOptions, type OpenedData } from './data-dir.js'
-import { counted, createProgress, type Progress } from './progress.js'
+import { openData, type DataOptions } from './data-dir.js'
+import { createProgress } from './progress.js'
 import { openSearch, searchLocation } from './search-setup.js'
 
-export interface ServeOptions extends DataOptions {
+export interface ServeOptions extends EmbeddedRegistryOptions {
   port: number
   host: string
-  apiKeys: string[]
-  /** Requests per minute per key; 0 turns limiting off. */
-  rateLimit: number
-  /** Keep the rate limit in this Redis, shared by every instance. */
-  redis?: string
-  demo: boolean
-  baseUrl?: string
   trustProxy: boolean
-  /** The search index: a directory or LanceDB URI (default `<data>/search`), or `none`. */
-  search?: string
 }
 
 export type Print = (line: string) => void
 
 export async function serveCommand(options: ServeOptions, print: Print): Promise<() => Promise<void>> {
-  const data = await openData(options)
-  if (options.demo && (await data.store.feedHead()) === null) {
-    const report = await importFile(bundledDemoFile(), data)
-    print(`imported the demo data: ${report.applied} entities`)
-  }
-  if (options.apiKeys.length === 0 && (await data.store.countKeys()) === 0) {
-    const key = generateApiKey()
-    await data.store.addKeyHash(await hashApiKey(key))
-    print(`created an API key (shown once, kept only hashed): ${key}`)
-  }
-  // The index follows the feed in the background; until it has caught up, search answers 503.
-  const search = options.search === 'none' ? undefined : await openSearch(data.store, searchLocation(options)).catch((error: unknown) => {
-    // DESIGN 8: where LanceDB's native library cannot load, everything but search still serves.
-    print(`search is off: ${(error as Error).message}`)
-    return undefined
-  })
-  search?.indexer.start()
-  const limiter = options.rateLimit > 0 ? await openRateLimiter(options.rateLimit, options.redis) : undefined
-  const registry = createRegistry({
-    store: data.store,
-    blobs: data.blobs,
-    ...(search ? { search: search.search } : {}),
-    auth: createApiKeyAuthenticator({ keys: options.apiKeys, store: data.store }),
-    ...(limiter ? { rateLimit: limiter.rateLimit } : {}),
-    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
-  })
+  const { registry, close } = await openEmbeddedRegistry({ ...options, print })
   const server = await listen(registry, options)
   print(`listening on ${server.url}`)
   return async () => {
     await server.close()
-    await search?.close()
-    await limiter?.close()
-    await data.store.close()
+    await close()
   }
 }
 
@@ -116,9 +77,4 @@ export async function createKeyCommand(options: DataOptions, print: Print): Prom
   } finally {
     await data.store.close()
   }
-}
-
-function importFile(file: string, { store, blobs }: OpenedData, progress?: Progress): Promise<ImportReport> {
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity })
-  return importNdjson(progress ? counted(lines, progress) : lines, { warehouse: store.warehouse, blobs, baseDir: baseDirOf(file) })
 }

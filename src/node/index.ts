@@ -5,3 +5,4 @@
 export { serve, toNodeListener, answerClientError, answerConnect, type FetchHandler, type NodeHandlerOptions, type RunningServer, type ServeOptions } from '../../adapters/node.js'
 export { createFileBlobStore } from '../blobs/file-blob-store.js'
 export { importNdjson, parseOperation, type ImportOptions, type ImportReport } from '../warehouse/import.js'
+export { openEmbeddedRegistry, type EmbeddedRegistry, type EmbeddedRegistryOptions } from './embedded-registry.js'

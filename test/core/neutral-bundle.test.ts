@@ -6,9 +6,12 @@ import { build } from 'esbuild'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 
-it('bundles the root entry for a neutral platform, with no Node built-in', async () => {
+/** The core, and the adapters for runtimes that hand over Web requests (Deno, Bun, Next.js edge, Hattip's platforms). */
+const NEUTRAL_ENTRIES = ['src/index.ts', 'adapters/bun.ts', 'adapters/deno.ts', 'adapters/next.ts', 'adapters/hattip.ts']
+
+it.each(NEUTRAL_ENTRIES)('bundles %s for a neutral platform, with no Node built-in', async (entry) => {
   const result = await build({
-    entryPoints: [fileURLToPath(new URL('../../src/index.ts', import.meta.url))],
+    entryPoints: [fileURLToPath(new URL(`../../${entry}`, import.meta.url))],
     bundle: true,
     write: false,
     platform: 'neutral',

@@ -10,12 +10,17 @@ const ajv = new Ajv2020({ allErrors: true, strict: false })
 addFormats.default(ajv)
 const validateJsonApi = ajv.compile(jsonApiSchema)
 
+/** Throws unless `body` is a JSON:API document by the official schema. */
+export function assertJsonApi(body: unknown): void {
+  if (!validateJsonApi(body)) throw new Error(`not a JSON:API document: ${ajv.errorsText(validateJsonApi.errors)}\n${JSON.stringify(body)}`)
+}
+
 /** Reads a JSON:API response and checks it against the official schema and the contract's zod schema. */
 export async function readDocument<T extends z.ZodType>(response: Response, schema: T): Promise<z.infer<T>> {
   expect(response.headers.get('content-type')).toBe('application/vnd.api+json')
   expect(response.headers.get('access-control-allow-origin')).toBe('*')
   const body = await response.json()
-  if (!validateJsonApi(body)) throw new Error(`not a JSON:API document: ${ajv.errorsText(validateJsonApi.errors)}\n${JSON.stringify(body)}`)
+  assertJsonApi(body)
   const parsed = schema.safeParse(body)
   if (!parsed.success) throw new Error(`breaks the contract: ${parsed.error.message}\n${JSON.stringify(body)}`)
   return parsed.data

@@ -1,0 +1,94 @@
+import { createReadStream } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { createApiKeyAuthenticator, generateApiKey, hashApiKey } from '../auth/api-keys.js'
+import { bundledDemoFile, openData, type OpenedData } from '../cli/data-dir.js'
+import type { Progress } from '../cli/progress.js'
+import { counted } from '../cli/progress.js'
+import { openRateLimiter } from '../cli/rate-limit.js'
+import { openSearch, searchLocation } from '../cli/search-setup.js'
+import { createRegistry, type Registry } from '../registry.js'
+import { baseDirOf, importNdjson, type ImportReport } from '../warehouse/import.js'
+
+export interface EmbeddedRegistryOptions {
+  /** The data directory: the SQLite file, rendition blobs and search index live there. */
+  data: string
+  /** A database in place of the SQLite file: `postgres://…`, `pglite:…` or a SQLite path. */
+  database?: string
+  /** Import the bundled demo data when the store is empty. */
+  demo?: boolean
+  /** Keys accepted besides those stored (hashed) in the store. */
+  apiKeys?: string[]
+  /** The search index: a directory or LanceDB URI (default `<data>/search`), or `none`. */
+  search?: string
+  /** Requests per minute per key (default 600); 0 turns limiting off. */
+  rateLimit?: number
+  /** Keep the rate limit in this Redis, shared by every instance. */
+  redis?: string
+  /** Where the API is mounted (`createRegistry`'s `baseUrl`). */
+  baseUrl?: string
+  /** Where to say what happened (demo imported, key created, search off); default console.log. */
+  print?: (line: string) => void
+}
+
+export interface EmbeddedRegistry {
+  registry: Registry
+  /** Stops indexing and closes the store, the search index and the rate limiter. */
+  close(): Promise<void>
+}
+
+/**
+ * The registry on the embedded defaults, as `entity-registry serve` runs it: SQLite and rendition
+ * files in a data directory, a LanceDB search index that follows the change feed, API keys, and a
+ * rate limit. Serve `registry` with any adapter (Node, Bun, Deno, Next.js, Hattip). With no key given
+ * or stored, one is created and printed once.
+ */
+export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Promise<EmbeddedRegistry> {
+  const print = options.print ?? ((line: string) => console.log(line))
+  const data = await openData({ data: options.data, ...(options.database ? { database: options.database } : {}) })
+  if (options.demo && (await data.store.feedHead()) === null) {
+    const report = await importFile(bundledDemoFile(), data)
+    print(`imported the demo data: ${report.applied} entities`)
+  }
+  const apiKeys = options.apiKeys ?? []
+  if (apiKeys.length === 0 && (await data.store.countKeys()) === 0) {
+    const key = generateApiKey()
+    await data.store.addKeyHash(await hashApiKey(key))
+    print(`created an API key (shown once, kept only hashed): ${key}`)
+  }
+  // The index follows the feed in the background; until it has caught up, search answers 503.
+  const search =
+    options.search === 'none'
+      ? undefined
+      : await openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) })).catch((error: unknown) => {
+          // DESIGN 8: where LanceDB's native library cannot load, everything but search still serves.
+          print(`search is off: ${(error as Error).message}`)
+          return undefined
+        })
+  search?.indexer.start()
+  const rateLimit = options.rateLimit ?? 600
+  const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis) : undefined
+  const registry = createRegistry({
+    store: data.store,
+    blobs: data.blobs,
+    ...(search ? { search: search.search } : {}),
+    auth: createApiKeyAuthenticator({ keys: apiKeys, store: data.store }),
+    ...(limiter ? { rateLimit: limiter.rateLimit } : {}),
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+  })
+  return {
+    registry,
+    async close() {
+      await search?.close()
+      await limiter?.close()
+      await data.store.close()
+    },
+  }
+}
+
+/** Applies an NDJSON file to a data directory's store, with its renditions. */
+export function importFile(file: string, { store, blobs }: OpenedData, progress?: Progress): Promise<ImportReport> {
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity })
+  return importNdjson(progress ? counted(lines, progress) : lines, { warehouse: store.warehouse, blobs, baseDir: baseDirOf(file) })
+}
+
+

@@ -1,0 +1,107 @@
+/**
+ * The HTTP conformance suite (entity-registry/testing) against every way to run the registry, each on
+ * its own runtime, each serving the demo data as a user starts it: the CLI on Node (node:http) and on
+ * Deno (Deno.serve), the Bun example (Bun.serve), the Next.js example after `next build` and
+ * `next start`, and a Hattip handler on Hattip's Node adapter. Then the same requests must get the
+ * same bodies from every one of them.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { httpConformanceCases, type ConformanceTarget } from '../../src/testing/index.js'
+import { CLI } from '../support/cli.js'
+import { assertJsonApi } from '../support/documents.js'
+import { installedExample, npm, startListening, type ListeningProcess } from '../support/processes.js'
+
+const KEY = 'conformance-key'
+const root = fileURLToPath(new URL('../../', import.meta.url))
+const bin = (name: string) => join(root, 'node_modules', '.bin', name)
+const serveArgs = (data: string) => ['serve', '--demo', '--data', data, '--port', '0', '--api-key', KEY]
+
+interface Runtime {
+  name: string
+  /** The path the registry is mounted at on that server. */
+  basePath: string
+  start(data: string): Promise<ListeningProcess>
+}
+
+const runtimes: Runtime[] = [
+  { name: 'Node (CLI, node:http)', basePath: '', start: (data) => startListening(process.execPath, [CLI, ...serveArgs(data)]) },
+  { name: 'Deno (CLI, Deno.serve)', basePath: '', start: (data) => startListening(bin('deno'), ['run', '--allow-all', CLI, ...serveArgs(data)]) },
+  {
+    name: 'Bun (examples/bun, Bun.serve)',
+    basePath: '',
+    start: async (data) => startListening(npm, ['start'], { cwd: installedExample('bun'), env: exampleEnv(data) }),
+  },
+  {
+    name: 'Next.js (examples/nextjs, next build and next start)',
+    basePath: '/api/registry',
+    async start(data) {
+      const example = installedExample('nextjs')
+      const build = spawnSync(npm, ['run', 'build'], { cwd: example, encoding: 'utf8', timeout: 300_000 })
+      if (build.status !== 0) throw new Error(`next build failed:\n${build.stdout}\n${build.stderr}`)
+      return startListening(npm, ['start'], { cwd: example, env: exampleEnv(data) })
+    },
+  },
+  {
+    name: 'Hattip (adapter-node)',
+    basePath: '',
+    start: (data) => startListening(process.execPath, [join(root, 'test/runtimes/hattip-server.mjs')], { env: exampleEnv(data) }),
+  },
+]
+
+function exampleEnv(data: string): Record<string, string> {
+  return { PORT: '0', HOST: '127.0.0.1', DATA_DIR: data, ENTITY_REGISTRY_API_KEYS: KEY }
+}
+
+/** Requests whose bodies must be the same everywhere once the server's own base URL is taken out. */
+const SAME_EVERYWHERE = [
+  '/v1/entities?page[limit]=25',
+  '/v1/entities?filter=type:committee%20jurisdiction:US&page[limit]=10',
+  '/v1/entities/hconres74112',
+  '/v1/entities?filter=nosuchfield:x',
+  '/v1/entities/nosuchentity0',
+  '/v1/entities?page[limit]=0',
+  '/v1/search?q=senator%20arkansas',
+]
+const bodies = new Map<string, string[]>()
+
+for (const runtime of runtimes) {
+  describe(runtime.name, () => {
+    const data = mkdtempSync(join(tmpdir(), 'er-runtime-'))
+    let server: ListeningProcess | undefined
+    const target = (): ConformanceTarget => ({ baseUrl: `${server!.url}${runtime.basePath}`, apiKey: KEY, validateDocument: assertJsonApi })
+
+    beforeAll(async () => {
+      server = await runtime.start(data)
+    }, 420_000)
+    afterAll(async () => {
+      await server?.stop()
+      rmSync(data, { recursive: true, force: true })
+    })
+
+    for (const conformanceCase of httpConformanceCases) it(conformanceCase.name, () => conformanceCase.run(target()), 60_000)
+
+    it('answers the requests compared across runtimes', async () => {
+      const base = target().baseUrl
+      const answers: string[] = []
+      for (const path of SAME_EVERYWHERE) {
+        const response = await fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${KEY}` } })
+        answers.push(`${response.status} ${(await response.text()).replaceAll(base, 'BASE')}`)
+      }
+      bodies.set(runtime.name, answers)
+    })
+  })
+}
+
+describe('every runtime', () => {
+  it('answers the same requests with the same bodies as the Node server', () => {
+    const [node, ...others] = runtimes.map((runtime) => runtime.name)
+    const expected = bodies.get(node!)
+    expect(expected, 'the Node server answered').toBeDefined()
+    for (const name of others) expect({ name, bodies: bodies.get(name) }).toEqual({ name, bodies: expected })
+  })
+})
