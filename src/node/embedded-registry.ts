@@ -1,5 +1,3 @@
-import { createReadStream } from 'node:fs'
-import { createInterface } from 'node:readline'
 import { createApiKeyAuthenticator, generateApiKey, hashApiKey } from '../auth/api-keys.js'
 import { bundledDemoFile, openData, type OpenedData } from '../cli/data-dir.js'
 import type { Progress } from '../cli/progress.js'
@@ -8,6 +6,7 @@ import { openRateLimiter } from '../cli/rate-limit.js'
 import { openSearch, searchLocation } from '../cli/search-setup.js'
 import { createRegistry, type Registry } from '../registry.js'
 import { baseDirOf, importNdjson, type ImportReport } from '../warehouse/import.js'
+import { readLines } from './read-lines.js'
 
 export interface EmbeddedRegistryOptions {
   /** The data directory: the SQLite file, rendition blobs and search index live there. */
@@ -87,7 +86,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
 
 /** Applies an NDJSON file to a data directory's store, with its renditions. */
 export function importFile(file: string, { store, blobs }: OpenedData, progress?: Progress): Promise<ImportReport> {
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity })
+  const lines = readLines(file)
   return importNdjson(progress ? counted(lines, progress) : lines, { warehouse: store.warehouse, blobs, baseDir: baseDirOf(file) })
 }
 
