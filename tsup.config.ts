@@ -12,6 +12,7 @@ export default defineConfig({
     'lancedb/index': 'src/lancedb/index.ts',
     'embedders/index': 'src/embedders/index.ts',
     'redis/index': 'src/redis/index.ts',
+    's3/index': 'src/s3/index.ts',
     'bun/index': 'adapters/bun.ts',
     'deno/index': 'adapters/deno.ts',
     'next/index': 'adapters/next.ts',

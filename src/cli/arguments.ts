@@ -18,7 +18,10 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
                     (blobs/); created when missing (default ./data)
   --database URL    where the entities live instead of DIR/registry.sqlite: a SQLite file path,
                     postgres://user@host/db (or postgresql://), or pglite:DIR (PGlite; pglite:
-                    alone keeps it in memory). Rendition blobs stay in --data.
+                    alone keeps it in memory).
+  --blobs URL       where rendition bytes live instead of DIR/blobs: a directory, or
+                    s3://bucket/prefix on S3-compatible storage (settings from AWS_REGION,
+                    AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, and the AWS credentials variables)
   -h, --help        this help`
 
 const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory or a URI such as s3://bucket/path
@@ -85,6 +88,7 @@ type Options = NonNullable<ParseArgsConfig['options']>
 const DATA_OPTIONS = {
   data: { type: 'string', default: './data' },
   database: { type: 'string' },
+  blobs: { type: 'string' },
 } satisfies Options
 
 const SERVE_OPTIONS = {
@@ -177,8 +181,20 @@ function parse<T extends Options>(command: string, args: string[], options: T) {
   }
 }
 
-function dataOptions(values: { data: string; database?: string | undefined }): DataOptions {
-  return { data: values.data, ...(values.database === undefined ? {} : { database: database(values.database) }) }
+function dataOptions(values: { data: string; database?: string | undefined; blobs?: string | undefined }): DataOptions {
+  return {
+    data: values.data,
+    ...(values.database === undefined ? {} : { database: database(values.database) }),
+    ...(values.blobs === undefined ? {} : { blobs: blobs(values.blobs) }),
+  }
+}
+
+function blobs(value: string): string {
+  if (value === '') throw new UsageError('--blobs needs a directory or s3://bucket/prefix')
+  if (ANY_SCHEME.test(value) && !/^s3:\/\/[^/]+/.test(value)) {
+    throw new UsageError(`--blobs: ${ANY_SCHEME.exec(value)![0]} is not supported; use a directory or s3://bucket/prefix`)
+  }
+  return value
 }
 
 /** Schemes the stores understand; any other `scheme:` would otherwise name a SQLite file. */

@@ -8,6 +8,8 @@ import { packageFile } from './package-files.js'
 export interface DataOptions {
   data: string
   database?: string
+  /** Where rendition bytes live instead of DIR/blobs: a directory, or `s3://bucket/prefix`. */
+  blobs?: string
 }
 
 export interface OpenedData {
@@ -16,11 +18,19 @@ export interface OpenedData {
 }
 
 /** The store (SQLite in the data dir, or `--database`) and the blob directory of a data dir. */
-export async function openData({ data, database }: DataOptions): Promise<OpenedData> {
+export async function openData({ data, database, blobs }: DataOptions): Promise<OpenedData> {
   const directory = resolve(data)
   await mkdir(directory, { recursive: true })
   const store = await openStore(database ?? join(directory, 'registry.sqlite'))
-  return { store, blobs: createFileBlobStore(join(directory, 'blobs')) }
+  return { store, blobs: await openBlobs(blobs ?? join(directory, 'blobs')) }
+}
+
+/** `s3://bucket/prefix` (S3 settings from the standard AWS environment), or a directory. */
+async function openBlobs(location: string): Promise<BlobStore> {
+  if (!location.startsWith('s3://')) return createFileBlobStore(location)
+  // Loaded only here: the AWS SDK is an optional peer dependency.
+  const { createS3BlobStore, parseS3Url } = await import('../s3/index.js')
+  return createS3BlobStore(parseS3Url(location))
 }
 
 /** The demo data set bundled with the package (`demo/entities.jsonl`). */

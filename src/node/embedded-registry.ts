@@ -13,6 +13,8 @@ export interface EmbeddedRegistryOptions {
   data: string
   /** A database in place of the SQLite file: `postgres://…`, `pglite:…` or a SQLite path. */
   database?: string
+  /** Rendition bytes in place of `<data>/blobs`: a directory, or `s3://bucket/prefix`. */
+  blobs?: string
   /** Import the bundled demo data when the store is empty. */
   demo?: boolean
   /** Keys accepted besides those stored (hashed) in the store. */
@@ -43,7 +45,11 @@ export interface EmbeddedRegistry {
  */
 export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Promise<EmbeddedRegistry> {
   const print = options.print ?? ((line: string) => console.log(line))
-  const data = await openData({ data: options.data, ...(options.database ? { database: options.database } : {}) })
+  const data = await openData({
+    data: options.data,
+    ...(options.database ? { database: options.database } : {}),
+    ...(options.blobs ? { blobs: options.blobs } : {}),
+  })
   if (options.demo && (await data.store.feedHead()) === null) {
     const report = await importFile(bundledDemoFile(), data)
     print(`imported the demo data: ${report.applied} entities`)

@@ -2,11 +2,11 @@ import { Redis } from 'ioredis'
 import { randomUUID } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createRedisRateLimiter } from '../../src/redis/index.js'
+import { REDIS_URL as url, redisReachable } from '../support/redis.js'
 
-const url = process.env.ER_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const reachable = await redisReachable()
 const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 500, retryStrategy: () => null })
-const reachable = await probe.connect().then(() => true, () => false)
-if (!reachable && process.env.ER_REQUIRE_REDIS) throw new Error(`Redis required but unreachable at ${url}`)
+if (reachable) await probe.connect()
 afterAll(() => probe.disconnect())
 
 describe.skipIf(!reachable)(`Redis rate limiter (${reachable ? url : `skipped: no Redis at ${url}`})`, () => {
