@@ -243,6 +243,8 @@ describe('entity-registry CLI', () => {
       [['serve', '--base-url', 'https://api.example.org/?x=1'], '--base-url takes an absolute http(s) address'],
       [['serve', '--database', 'mysql://root@localhost/db'], '--database: mysql: is not supported'],
       [['keys', 'create', '--database', 'sqlite:registry.db'], '--database: sqlite: is not supported'],
+      [['serve', '--blobs', 'gs://bucket/renditions'], '--blobs: gs: is not supported'],
+      [['import', 'a.ndjson', '--blobs', ''], '--blobs needs a directory or s3://bucket/prefix'],
       [['import'], 'import needs the NDJSON file'],
       [['import', 'a.ndjson', 'b.ndjson'], 'import takes one file, not also "b.ndjson"'],
       [['import', 'a.ndjson', '--port', '80'], "Unknown option '--port'"],
