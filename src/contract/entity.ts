@@ -8,6 +8,11 @@ export interface StoredRendition {
   mime: string
   filename: string
   fetchedUrl?: string
+  /**
+   * The bytes' SHA-256 (hex), recorded on import: their blob is kept under `sha256-<hex>`, once
+   * whatever number of renditions hold the same bytes. Never served.
+   */
+  sha256?: string
 }
 
 export interface StoredText {

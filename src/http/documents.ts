@@ -10,7 +10,7 @@ export function attributesOf(entityId: string, snapshot: PublicSnapshot, links: 
     ...fields,
     texts: texts.map((text) => ({
       ...text,
-      renditions: text.renditions.map((rendition) => ({
+      renditions: text.renditions.map(({ sha256: _sha256, ...rendition }) => ({
         ...rendition,
         links: { content: links.rendition(entityId, rendition.renditionId, extensionOf(rendition)) },
       })),

@@ -1,3 +1,4 @@
+import { blobKeyOf } from '../contract/content-key.js'
 import { RENDITION_ID_PATTERN } from '../contract/ids.js'
 import type { ByteRange } from '../ports/blob-store.js'
 import type { RequestContext } from './context.js'
@@ -18,10 +19,11 @@ export async function downloadRendition({ request, url, params, store, blobs, he
   }
   const entity = await resolveEntity(store, entityId)
   const rendition = entity.snapshot.texts.flatMap((text) => text.renditions).find((r) => r.renditionId === renditionId)
-  const info = rendition && extensionOf(rendition) === extension ? await blobs?.stat(renditionId) : null
+  const info = rendition && extensionOf(rendition) === extension ? await blobs?.stat(blobKeyOf(rendition)) : null
   if (!rendition || !info) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
 
-  const etag = `"${info.version}"`
+  // Content-addressed bytes have their hash for a strong validator, the same from every store.
+  const etag = `"${rendition.sha256 ?? info.version}"`
   const headers: Record<string, string> = {
     'Content-Type': rendition.mime,
     'Content-Disposition': contentDisposition(rendition.filename),
@@ -44,7 +46,7 @@ export async function downloadRendition({ request, url, params, store, blobs, he
   headers['Content-Length'] = String(length)
   if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`
   if (head || length === 0) return new Response(null, { status, headers })
-  const body = await blobs!.get(renditionId, range ?? undefined)
+  const body = await blobs!.get(blobKeyOf(rendition), range ?? undefined)
   if (!body) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
   return new Response(body, { status, headers })
 }

@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { realpath, stat } from 'node:fs/promises'
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { contentKey } from '../contract/content-key.js'
 import type { BlobStore } from '../ports/blob-store.js'
 import { WarehouseError, type EntityRecord, type OperationResult, type Warehouse, type WarehouseOperation } from '../ports/warehouse.js'
 import { normalizeRecord } from './record.js'
@@ -50,8 +53,10 @@ export async function importNdjson(lines: AsyncIterable<string> | Iterable<strin
     if (text.trim() === '') continue
     try {
       const operation = parseOperation(text)
-      if (operation.op === 'upsert') await storeRenditionFiles(operation.record, baseDir, options.blobs)
-      batch.push({ line: lineNumber, operation })
+      batch.push({
+        line: lineNumber,
+        operation: operation.op === 'upsert' ? { ...operation, record: await storeRenditionFiles(operation.record, baseDir, options.blobs) } : operation,
+      })
     } catch (error) {
       if (!(error instanceof WarehouseError)) throw error
       report.errors.push({ line: lineNumber, message: error.message })
@@ -90,14 +95,29 @@ export function parseOperation(text: string): WarehouseOperation {
   throw new WarehouseError('invalid_record', `unknown op ${JSON.stringify(op)}; expected delete, merge or drain`)
 }
 
-/** Blobs are content for a rendition id; writing them before the row commits leaves at most an unused blob. */
-async function storeRenditionFiles(record: EntityRecord, baseDir: string, blobs: BlobStore): Promise<void> {
+/**
+ * Stores each rendition file's bytes under their SHA-256 (once: the same bytes already stored are
+ * not written again) and returns the record with each such rendition's `sha256`. Written before the
+ * row commits: a failure leaves at most an unused blob.
+ */
+async function storeRenditionFiles(record: EntityRecord, baseDir: string, blobs: BlobStore): Promise<EntityRecord> {
   const { renditionFiles } = normalizeRecord(record)
-  for (const { renditionId, file } of renditionFiles) {
+  if (renditionFiles.length === 0) return record
+  const texts = structuredClone(record.texts as { renditions: Record<string, unknown>[] }[])
+  for (const { file, textIndex, renditionIndex } of renditionFiles) {
     const path = await confinedFile(baseDir, file)
+    const sha256 = await sha256Of(path)
+    const key = contentKey(sha256)
     // Streamed: memory does not grow with the file.
-    await blobs.put(renditionId, Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>)
+    if ((await blobs.stat(key)) === null) await blobs.put(key, Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>)
+    texts[textIndex]!.renditions[renditionIndex]!.sha256 = sha256
   }
+  return { ...record, texts } as EntityRecord
+}
+
+function sha256Of(path: string): Promise<string> {
+  const hash = createHash('sha256')
+  return pipeline(createReadStream(path), hash).then(() => hash.digest('hex'))
 }
 
 /**

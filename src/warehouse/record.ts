@@ -38,6 +38,8 @@ const renditionInput = renditionSchema.omit({ links: true }).extend({
   filename: z.string().min(1, 'must not be empty').refine((name) => !CONTROL_CHARACTER.test(name), 'must not hold control characters'),
   /** Import only: the path of the bytes, relative to the NDJSON file. Never exposed. */
   file: z.string().optional(),
+  /** The bytes' SHA-256, which import records (see StoredRendition). Never exposed. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits').optional(),
 })
 const textInput = textSchema.extend({ mime: mediaType.optional(), renditions: z.array(renditionInput) })
 
@@ -76,6 +78,9 @@ function pathOfNul(value: unknown, path: string[]): string[] | null {
 export interface RenditionFile {
   renditionId: string
   file: string
+  /** Where the rendition is in the record: `texts[textIndex].renditions[renditionIndex]`. */
+  textIndex: number
+  renditionIndex: number
 }
 
 export interface NormalizedRecord {
@@ -113,11 +118,11 @@ export function normalizeRecord(input: unknown): NormalizedRecord {
   snapshot.texts = (record.texts ?? []).map((text, textIndex): StoredText => {
     const textId = text.textId ?? publicId('txt', id, text.localUrl ?? `#${textIndex}`)
     claim(textId)
-    const renditions = text.renditions.map(({ file, ...rendition }): StoredRendition => {
+    const renditions = text.renditions.map(({ file, ...rendition }, renditionIndex): StoredRendition => {
       const renditionId =
         rendition.renditionId ?? publicId('rnd', textId, `${rendition.conversion}\n${rendition.filename}`)
       claim(renditionId)
-      if (file !== undefined) renditionFiles.push({ renditionId, file })
+      if (file !== undefined) renditionFiles.push({ renditionId, file, textIndex, renditionIndex })
       return { ...rendition, renditionId }
     })
     return { ...text, textId, renditions }

@@ -219,7 +219,7 @@ describe('entity-registry CLI', () => {
     const flat = (text: string) => text.replaceAll('`', '').replace(/\s+/g, ' ')
     const readme = flat(readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8').split('\n- ').find((item) => item.startsWith('`--database'))!)
     const help = flat(/ {2}--database[\s\S]*?(?=\n {2}-)/.exec(run(['help', 'serve']).out)![0])
-    for (const form of ['SQLite file path', 'postgres://user@host/db', 'postgresql://', 'pglite:DIR', 'pglite: alone keeps it in memory', 'blobs stay in --data']) {
+    for (const form of ['SQLite file path', 'postgres://user@host/db', 'postgresql://', 'pglite:DIR', 'pglite: alone keeps it in memory']) {
       expect(readme, `README: ${form}`).toContain(form)
       expect(help, `--help: ${form}`).toContain(form)
     }

@@ -4,6 +4,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createMemoryBlobStore, createMemoryStore } from '../../src/memory/index.js'
 import { importNdjson } from '../../src/warehouse/import.js'
+import { blobKeyOf } from '../../src/contract/content-key.js'
+import type { BlobStore } from '../../src/ports/blob-store.js'
 
 function importLines(lines: string[], baseDir = tmpdir()) {
   const store = createMemoryStore()
@@ -56,7 +58,7 @@ describe('NDJSON import', () => {
     expect(a!.snapshot.texts).toEqual(b!.snapshot.texts)
     const rendition = a!.snapshot.texts[0]!.renditions[0]!
     expect(rendition.renditionId).toMatch(/^rnd_[0-9a-f]{32}$/)
-    expect(await first.blobs.stat(rendition.renditionId)).toMatchObject({ size: 5 })
+    expect(await first.blobs.stat(blobKeyOf(rendition))).toMatchObject({ size: 5 })
     expect((await first.store.getEntity('b2'))!.state).toBe('drained')
   })
 
@@ -99,7 +101,44 @@ describe('NDJSON import', () => {
     expect(listed.entities.map((entity) => entity.id)).toEqual(['ok1', 'ok2', 'ok3'])
     for (const entity of listed.entities) {
       const rendition = entity.snapshot.texts[0]!.renditions[0]!
-      expect(await new Response(await blobs.get(rendition.renditionId)).text()).toBe('fine')
+      expect(await new Response(await blobs.get(blobKeyOf(rendition))).text()).toBe('fine')
     }
+  })
+
+  it('stores equal bytes once, under their SHA-256, and sees changed bytes as a change', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'er-import-'))
+    writeFileSync(join(directory, 'a.txt'), 'same bytes')
+    writeFileSync(join(directory, 'b.txt'), 'same bytes')
+    const store = createMemoryStore()
+    const memory = createMemoryBlobStore()
+    const puts: string[] = []
+    // The real store, counting what is written to it.
+    const blobs: BlobStore = { ...memory, put: (key, bytes) => (puts.push(key), memory.put(key, bytes)) }
+    const record = (id: string, file: string) =>
+      JSON.stringify({ id, type: 'legislation', texts: [{ renditions: [{ conversion: 'original', mime: 'text/plain', filename: file, file }] }] })
+    const apply = (lines: string[]) => importNdjson(lines, { warehouse: store.warehouse, blobs, baseDir: directory })
+
+    expect(await apply([record('b1', 'a.txt'), record('b2', 'b.txt')])).toMatchObject({ applied: 2, errors: [] })
+    const [one, two] = await Promise.all(['b1', 'b2'].map(async (id) => (await store.getEntity(id))!.snapshot.texts[0]!.renditions[0]!))
+    expect(one!.sha256).toBe('58100dc8fc06562ce3e578231dc948e083520ee49c4b4ee5a5a28bb4b4003feb') // sha256("same bytes")
+    expect(blobKeyOf(one!)).toBe(blobKeyOf(two!))
+    expect(puts).toEqual([blobKeyOf(one!)])
+
+    // Importing the same again writes no bytes and changes nothing.
+    expect(await apply([record('b1', 'a.txt')])).toMatchObject({ applied: 0, unchanged: 1 })
+    expect(puts).toHaveLength(1)
+
+    // New bytes under the same file name: a new blob, and an update in the feed.
+    writeFileSync(join(directory, 'a.txt'), 'other bytes')
+    expect(await apply([record('b1', 'a.txt')])).toMatchObject({ applied: 1 })
+    const changed = (await store.getEntity('b1'))!.snapshot.texts[0]!.renditions[0]!
+    expect(changed.sha256).not.toBe(one!.sha256)
+    expect(await new Response(await memory.get(blobKeyOf(changed))).text()).toBe('other bytes')
+    const feed = await store.listChanges({ qualifiers: [], after: null, limit: 10, window: 10 })
+    expect(feed.changes.map((change) => [change.entityId, change.changeType, change.changedKeys])).toEqual([
+      ['b1', 'create', expect.any(Array)],
+      ['b2', 'create', expect.any(Array)],
+      ['b1', 'update', ['texts']],
+    ])
   })
 })
