@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process'
 import { readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 
 const postgresUrl = process.env.ER_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -31,7 +32,9 @@ if (!(await postgresReachable())) {
 }
 
 const results = join(tmpdir(), `entity-registry-vitest-${process.pid}.json`)
-const run = spawnSync('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${results}`, ...process.argv.slice(2)], {
+// Vitest on the Node that runs this script (scripts/test-node-versions.mjs runs it on other lines).
+const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url))
+const run = spawnSync(process.execPath, [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile=${results}`, ...process.argv.slice(2)], {
   stdio: 'inherit',
   env: process.env,
 })

@@ -47,7 +47,8 @@ describe('entity-registry CLI', () => {
     const head = (await get('/v1/entities?page[limit]=1')).headers.get('change-feed-head')
     const file = join(mkdtempSync(join(tmpdir(), 'er-move-')), 'move.ndjson')
     writeFileSync(file, JSON.stringify({ id: person.id, type: 'person', ...person.attributes, jurisdiction: 'US-OR' }))
-    expect(run(['import', file, '--data', data]).code).toBe(0)
+    const imported = run(['import', file, '--data', data])
+    expect(imported.code, imported.err).toBe(0)
     const feed = await readDocument(
       await get(`/v1/entities/changes?filter=jurisdiction:US-WA&filterScope=either&page[after]=${head}`),
       changesDocumentSchema,
@@ -74,7 +75,8 @@ describe('entity-registry CLI', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'er-rename-')), 'rename.ndjson')
     const { texts: _texts, ...attributes } = bill.data.attributes
     writeFileSync(file, JSON.stringify({ id: 'hr718113', type: 'legislation', ...attributes, title: 'Platypus Conservation Act' }))
-    expect(run(['import', file, '--data', data]).code).toBe(0)
+    const imported = run(['import', file, '--data', data])
+    expect(imported.code, imported.err).toBe(0)
     const renamed = Date.now()
     let found: string[] = []
     while (Date.now() - renamed < 10_000) {

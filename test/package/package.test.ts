@@ -1,10 +1,11 @@
 /**
- * What users get is the published package: pack this checkout (prepack builds it), install the
+ * What users get is the published package: pack a clean copy of this checkout (its files that git
+ * tracks or would track, no dist/: prepack builds it), install the
  * tarball into a fresh project, typecheck a file that uses every subpath under --strict (nodenext and
  * bundler resolution), run it, and run `npx entity-registry serve --demo` from there.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -23,8 +24,14 @@ describe('the published package', () => {
   let server: ChildProcess | undefined
 
   beforeAll(() => {
+    // Packed in a copy: prepack's build empties dist/ first, and the other suites run the CLI from
+    // this checkout's dist/ meanwhile (a CLI started then exited with 1).
+    const checkout = join(work, 'checkout')
+    const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter((file) => file !== '' && existsSync(join(ROOT, file)))
+    for (const file of files) cpSync(join(ROOT, file), join(checkout, file), { recursive: true })
+    symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir')
     // prepack's build prints before npm's JSON: the report is the array that starts on its own line.
-    const output = npm(['pack', '--json', '--pack-destination', work], ROOT)
+    const output = npm(['pack', '--json', '--pack-destination', work], checkout)
     const packed = JSON.parse(output.slice(output.search(/^\[$/m))) as { filename: string; files: { path: string }[] }[]
     tarball = join(work, packed[0]!.filename)
     writeFileSync(join(work, 'files.json'), JSON.stringify(packed[0]!.files.map((file) => file.path)))
