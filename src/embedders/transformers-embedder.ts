@@ -120,11 +120,11 @@ function hiddenSizeOf(directory: string): number {
 async function loadExtractor(directory: string, dtype: TransformersDtype): Promise<FeatureExtractor> {
   // Loaded on demand, so that an application that never uses this embedder never needs the package.
   const transformers = (await import('@huggingface/transformers').catch((cause: unknown) => {
-    throw new Error('createTransformersEmbedder needs the package @huggingface/transformers (version 3): npm install @huggingface/transformers@3', { cause })
+    throw new Error('createTransformersEmbedder needs the package @huggingface/transformers (3.4 or later): npm install @huggingface/transformers@3', { cause })
   })) as unknown as TransformersModule
   try {
     // An absolute path, with local_files_only, is read from that directory and never downloaded
-    // (transformers.js 3.5 and later; its global env is left as the application set it).
+    // (transformers.js 3.4 and later, hence the peer range; its global env is left as the application set it).
     return await transformers.pipeline('feature-extraction', directory, { local_files_only: true, dtype, device: 'cpu' })
   } catch (cause) {
     throw new Error(`cannot load the model in ${directory}: ${(cause as Error).message}`, { cause })

@@ -101,7 +101,7 @@ describe('transformers.js embedder', () => {
     })
     try {
       const { createTransformersEmbedder: withoutPackage } = await import('../../src/embedders/transformers-embedder.js')
-      await expect(withoutPackage({ modelPath }).embed(['piano'])).rejects.toThrow('createTransformersEmbedder needs the package @huggingface/transformers (version 3): npm install @huggingface/transformers@3')
+      await expect(withoutPackage({ modelPath }).embed(['piano'])).rejects.toThrow('createTransformersEmbedder needs the package @huggingface/transformers (3.4 or later): npm install @huggingface/transformers@3')
     } finally {
       vi.doUnmock('@huggingface/transformers')
       vi.resetModules()
