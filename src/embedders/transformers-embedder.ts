@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { basename, join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import type { Embedder } from '../ports/embedder.js'
 
 /** The weights a transformers.js model directory may hold, each in its own file under `onnx/`. */
@@ -43,6 +43,7 @@ interface PoolingOutput {
 }
 type FeatureExtractor = (texts: string[], options: { pooling: 'mean' | 'cls'; normalize: false }) => Promise<PoolingOutput>
 interface TransformersModule {
+  env: { version: string; localModelPath: string }
   pipeline(task: 'feature-extraction', model: string, options: { local_files_only: true; dtype: TransformersDtype; device: 'cpu' }): Promise<FeatureExtractor>
 }
 
@@ -120,12 +121,24 @@ function hiddenSizeOf(directory: string): number {
 async function loadExtractor(directory: string, dtype: TransformersDtype): Promise<FeatureExtractor> {
   // Loaded on demand, so that an application that never uses this embedder never needs the package.
   const transformers = (await import('@huggingface/transformers').catch((cause: unknown) => {
-    throw new Error('createTransformersEmbedder needs the package @huggingface/transformers (3.4 or later): npm install @huggingface/transformers@3', { cause })
+    // The cause's message tells a package not installed from one that is but fails to load (ONNX Runtime's native module).
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    throw new Error(`createTransformersEmbedder needs the package @huggingface/transformers (version 3), which did not load (${reason}): npm install @huggingface/transformers@3`, { cause })
   })) as unknown as TransformersModule
+  const options = { local_files_only: true, dtype, device: 'cpu' } as const
   try {
-    // An absolute path, with local_files_only, is read from that directory and never downloaded
-    // (transformers.js 3.4 and later, hence the peer range; its global env is left as the application set it).
-    return await transformers.pipeline('feature-extraction', directory, { local_files_only: true, dtype, device: 'cpu' })
+    // With local_files_only, a model is read from its directory and never downloaded. Since 3.4 an
+    // absolute path is read as it is; before, under env.localModelPath, which is pointed at the
+    // model's parent directory while the model loads (files are read then only), then restored.
+    const { env } = transformers
+    if (!/^3\.[0-3]\./.test(env.version)) return await transformers.pipeline('feature-extraction', directory, options)
+    const localModelPath = env.localModelPath
+    env.localModelPath = dirname(directory)
+    try {
+      return await transformers.pipeline('feature-extraction', basename(directory), options)
+    } finally {
+      env.localModelPath = localModelPath
+    }
   } catch (cause) {
     throw new Error(`cannot load the model in ${directory}: ${(cause as Error).message}`, { cause })
   }
