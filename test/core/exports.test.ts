@@ -39,3 +39,11 @@ it('entity-registry/node exports the Node adapter, the file blob store, the NDJS
     'toNodeListener',
   ])
 })
+
+it('entity-registry/embedders exports the embedders, none of which loads an optional package before it embeds', async () => {
+  expect(Object.keys(await import('../../src/embedders/index.js')).sort()).toEqual([
+    'createOpenAiEmbedder',
+    'createTransformersEmbedder',
+    'createWordVectorEmbedder',
+  ])
+})

@@ -11,11 +11,14 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { writeTinyModel } from '../support/tiny-model.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; exports: Record<string, unknown>; devDependencies: Record<string, string> }
 const SUBPATHS = Object.keys(manifest.exports).filter((subpath) => !subpath.endsWith('.json'))
-const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } })
+// onnxruntime-node (under @huggingface/transformers) would otherwise fetch CUDA binaries where it finds nvcc.
+const npm = (args: string[], cwd: string) =>
+  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip' } })
 
 describe('the published package', () => {
   const work = mkdtempSync(join(tmpdir(), 'er-package-'))
@@ -37,7 +40,8 @@ describe('the published package', () => {
     writeFileSync(join(work, 'files.json'), JSON.stringify(packed[0]!.files.map((file) => file.path)))
     execFileSync('mkdir', ['-p', consumer])
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
-    npm(['install', tarball, `typescript@${manifest.devDependencies.typescript}`, '@types/node@22'], consumer)
+    // The optional peer at the oldest version it may be (and the one @lancedb/lancedb brings).
+    npm(['install', tarball, `typescript@${manifest.devDependencies.typescript}`, '@types/node@22', '@huggingface/transformers@3.0.2'], consumer)
   }, 600_000)
   afterAll(() => {
     // npx starts the CLI as its child: end the whole process group.
@@ -50,6 +54,9 @@ describe('the published package', () => {
       expect(files, expected).toContain(expected)
     }
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([])
+    // The optional peers stay out of the public types: a consumer compiles without them.
+    const declarations = files.filter((file) => file.endsWith('.d.ts')).map((file) => readFileSync(join(ROOT, file), 'utf8'))
+    expect(declarations.filter((text) => /from '(@huggingface\/transformers|pg|ioredis|@electric-sql\/pglite)'|import\('@huggingface/.test(text))).toEqual([])
   })
 
   it('passes publint and Are the Types Wrong', () => {
@@ -58,13 +65,14 @@ describe('the published package', () => {
   }, 60_000)
 
   it('typechecks under --strict with nodenext and bundler resolution, and runs', () => {
+    const model = writeTinyModel('tiny')
     const imports = SUBPATHS.map((subpath, index) => `import * as entry${index} from 'entity-registry${subpath.slice(1)}'`)
     writeFileSync(
       join(consumer, 'check.ts'),
       `${imports.join('\n')}
 import { createApiKeyAuthenticator, createIndexer, createRegistry, createSearch } from 'entity-registry'
 import { createClient } from 'entity-registry/client'
-import { createWordVectorEmbedder } from 'entity-registry/embedders'
+import { createTransformersEmbedder, createWordVectorEmbedder, type Embedder, type TransformersEmbedderOptions } from 'entity-registry/embedders'
 import { createMemorySearchIndex, createMemoryStore } from 'entity-registry/memory'
 import { serve } from 'entity-registry/node'
 
@@ -78,7 +86,15 @@ const registry = createRegistry({ store, auth: createApiKeyAuthenticator({ keys:
 const server = await serve(registry, { port: 0 })
 const client = createClient({ baseUrl: server.url, apiKey: 'k' })
 const found = await client.search('mathematician')
-console.log(JSON.stringify({ name: (await client.get('p1')).attributes.name, found: found.map((entity) => entity.id) }))
+// transformers.js 3.0 reads a model under env.localModelPath: the embedder points it at the model, then puts it back.
+const modelOptions: TransformersEmbedderOptions = { modelPath: ${JSON.stringify(model)}, pooling: 'mean', dtype: 'fp32' }
+const transformers: Embedder = createTransformersEmbedder(modelOptions)
+const transformersPackage = '@huggingface/transformers'
+const { env } = await import(transformersPackage)
+const localModelPath = env.localModelPath
+const [vector] = await transformers.embed(['the piano composers of London'])
+const embedded = { id: transformers.id, version: env.version, size: vector!.length, norm: Number(Math.hypot(...vector!).toFixed(5)), localModelPathKept: env.localModelPath === localModelPath }
+console.log(JSON.stringify({ name: (await client.get('p1')).attributes.name, found: found.map((entity) => entity.id), embedded }))
 await server.close()
 `,
     )
@@ -87,7 +103,11 @@ await server.close()
     expect(tsc('nodenext', 'nodenext')).toBe('')
     expect(tsc('esnext', 'bundler')).toBe('')
     execFileSync('npx', ['tsc', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', 'check.ts'], { cwd: consumer })
-    expect(JSON.parse(execFileSync('node', ['check.js'], { cwd: consumer, encoding: 'utf8' }))).toEqual({ name: 'Ada Lovelace', found: ['p1'] })
+    expect(JSON.parse(execFileSync('node', ['check.js'], { cwd: consumer, encoding: 'utf8' }))).toEqual({
+      name: 'Ada Lovelace',
+      found: ['p1'],
+      embedded: { id: 'transformers:tiny@8:mean:fp32', version: '3.0.2', size: 8, norm: 1, localModelPathKept: true },
+    })
   }, 180_000)
 
   it('serves the demo with npx entity-registry serve --demo, search included', async () => {
