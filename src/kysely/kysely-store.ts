@@ -20,9 +20,12 @@ export interface StoreTuning {
   listWindow?: number
 }
 
-export interface KyselyStoreOptions extends StoreTuning {
-  /** A SQLite connection needs `registerSqliteFunctions` first (createSqliteStore does it). */
-  db: Kysely<any>
+export interface KyselyStoreOptions<DB = unknown> extends StoreTuning {
+  /**
+   * Your Kysely instance, whatever its database type: the store adds tables of its own beside yours.
+   * A SQLite connection needs `registerSqliteFunctions` first (createSqliteStore does it).
+   */
+  db: Kysely<DB>
   dialect: DialectName
 }
 
@@ -35,7 +38,7 @@ export interface KyselyStore extends RegistryStore {
  * The store over a Kysely instance made for it alone, which it destroys if opening fails (the
  * factories for SQLite, PostgreSQL and PGlite use this).
  */
-export async function createOwningStore(db: Kysely<any>, dialect: DialectName, tuning: StoreTuning = {}): Promise<KyselyStore> {
+export async function createOwningStore<DB>(db: Kysely<DB>, dialect: DialectName, tuning: StoreTuning = {}): Promise<KyselyStore> {
   try {
     return await createKyselyStore({ ...tuning, db, dialect })
   } catch (error) {
@@ -45,8 +48,8 @@ export async function createOwningStore(db: Kysely<any>, dialect: DialectName, t
 }
 
 /** The store over a Kysely instance; brings its schema up to date first. */
-export async function createKyselyStore(options: KyselyStoreOptions): Promise<KyselyStore> {
-  const db = options.db as Kysely<RegistryDatabase>
+export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Promise<KyselyStore> {
+  const db = options.db as unknown as Kysely<RegistryDatabase>
   const maxListWindow = options.listWindow ?? 10_000
   const dialect = await resolveDialect(db, options.dialect)
   await migrateToLatest(db, dialect)
