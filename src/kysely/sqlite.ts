@@ -10,9 +10,12 @@ export interface SqliteStoreOptions extends StoreTuning {
 
 /**
  * The embedded default: a SQLite file in WAL mode (other processes read while one writes). Within
- * the process, reads and writes share the one connection. On Node it is better-sqlite3; under Bun
- * and Deno the runtime's built-in `node:sqlite`, because better-sqlite3 loads on neither (Bun
- * refuses it, and it is not a Node-API module, the only kind Deno loads).
+ * the process, reads and writes share the one connection. On Node 20 and 22 it is better-sqlite3;
+ * under Bun, Deno and Node 24 or newer the runtime's built-in `node:sqlite`: better-sqlite3 loads on
+ * neither Bun (which refuses it) nor Deno (it is not a Node-API module, the only kind Deno loads),
+ * and on Node 24 its 12.x releases abort the process (`Assertion failed: (env) != nullptr` as a
+ * statement or database is collected; seen in this project's Node 24 test runs, and reported
+ * upstream without a fix).
  */
 export async function createSqliteStore({ file, ...tuning }: SqliteStoreOptions): Promise<KyselyStore> {
   const database = await openSqliteConnection(file)
@@ -32,10 +35,11 @@ interface SqliteConnection extends SqliteFunctionHost {
   close(): unknown
 }
 
-const onBunOrDeno = 'Bun' in globalThis || 'Deno' in globalThis
+const nodeMajor = Number((globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node?.split('.')[0] ?? 0)
+const useNodeSqlite = 'Bun' in globalThis || 'Deno' in globalThis || nodeMajor >= 24
 
 async function openSqliteConnection(file: string): Promise<SqliteConnection> {
-  if (!onBunOrDeno) {
+  if (!useNodeSqlite) {
     // Loaded on demand, so that a PostgreSQL deployment never loads the native module.
     const { default: BetterSqlite3 } = await import('better-sqlite3')
     return new BetterSqlite3(file)
