@@ -11,7 +11,7 @@ export type Invocation =
   | { command: 'version' }
   | { command: 'serve'; options: ServeOptions }
   | { command: 'import'; file: string; data: DataOptions }
-  | { command: 'reindex'; data: DataOptions & { search?: string } }
+  | { command: 'reindex'; data: DataOptions & { search?: string; embedder?: string } }
   | { command: 'keys create'; data: DataOptions }
 
 const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.sqlite and the rendition blobs
@@ -25,7 +25,10 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
   -h, --help        this help`
 
 const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory or a URI such as s3://bucket/path
-                    (default DIR/search of --data)`
+                    (default DIR/search of --data)
+  --embedder NAME   words (default: the bundled word vectors) or transformers:DIR (a transformers.js
+                    model in DIR; install @huggingface/transformers). Another embedder than the
+                    index was built with needs "reindex --embedder NAME" first.`
 
 const HELP = {
   general: `entity-registry: publish a warehouse of entities as a read-only JSON:API
@@ -101,10 +104,11 @@ const SERVE_OPTIONS = {
   'base-url': { type: 'string' },
   'trust-proxy': { type: 'boolean', default: false },
   search: { type: 'string' },
+  embedder: { type: 'string' },
   redis: { type: 'string' },
 } satisfies Options
 
-const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' } } satisfies Options
+const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' }, embedder: { type: 'string' } } satisfies Options
 
 type CommandName = 'serve' | 'import' | 'reindex' | 'keys'
 const COMMANDS: CommandName[] = ['serve', 'import', 'reindex', 'keys']
@@ -138,6 +142,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           ...(values['base-url'] === undefined ? {} : { baseUrl: baseUrl(values['base-url']) }),
           trustProxy: values['trust-proxy'],
           ...(values.search === undefined ? {} : { search: values.search }),
+          ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
           ...(values.redis === undefined ? {} : { redis: values.redis }),
         },
       }
@@ -145,7 +150,14 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
     case 'reindex': {
       const { values, positionals } = parse(command, rest, REINDEX_OPTIONS)
       if (positionals.length > 0) throw new UsageError(`reindex takes no arguments, not "${positionals[0]}" (see entity-registry help reindex)`)
-      return { command, data: { ...dataOptions(values), ...(values.search === undefined ? {} : { search: values.search }) } }
+      return {
+        command,
+        data: {
+          ...dataOptions(values),
+          ...(values.search === undefined ? {} : { search: values.search }),
+          ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
+        },
+      }
     }
     case 'import': {
       const { values, positionals } = parse(command, rest, DATA_OPTIONS)
@@ -209,6 +221,11 @@ function database(value: string): string {
     throw new UsageError(`--database: ${scheme} is not supported; use a SQLite file path, postgres://… or pglite:DIR`)
   }
   return value
+}
+
+function embedder(value: string): string {
+  if (value === 'words' || /^transformers:.+/.test(value)) return value
+  throw new UsageError(`--embedder takes words or transformers:DIR, not "${value}"`)
 }
 
 function wholeNumber(value: string, option: string): number {

@@ -37,9 +37,9 @@ async function listen(registry: Registry, { port, host, trustProxy }: ServeOptio
 }
 
 /** Rebuilds the search index from the store's feed, printing progress and rate. */
-export async function reindexCommand(options: DataOptions & { search?: string }, print: Print): Promise<void> {
+export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string }, print: Print): Promise<void> {
   const data = await openData(options)
-  const search = await openSearch(data.store, searchLocation(options), print)
+  const search = await openSearch(data.store, searchLocation(options), print, options.embedder)
   try {
     const applied = await search.indexer.rebuild()
     print(`reindexed: ${applied} changes applied`)

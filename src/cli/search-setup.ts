@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path'
-import { createWordVectorEmbedder } from '../embedders/index.js'
+import { createTransformersEmbedder, createWordVectorEmbedder } from '../embedders/index.js'
+import type { Embedder } from '../ports/embedder.js'
 import { createLancedbSearchIndex } from '../lancedb/index.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import { createIndexer, type Indexer } from '../search/indexer.js'
@@ -17,9 +18,21 @@ export function searchLocation(options: { data: string; search?: string }): stri
   return options.search ?? join(resolve(options.data), 'search')
 }
 
-/** The LanceDB index with the default embedder, kept current from the store's feed by an indexer. */
-export async function openSearch(store: EntityStore, uri: string, print?: Print): Promise<SearchSetup> {
-  const embedder = createWordVectorEmbedder()
+/**
+ * The embedder an `--embedder` value names: `words` (the default, the bundled word vectors) or
+ * `transformers:DIR` (a transformers.js model in DIR; `@huggingface/transformers` installed).
+ */
+export function embedderNamed(name = 'words'): Embedder {
+  if (name === 'words') return createWordVectorEmbedder()
+  if (name.startsWith('transformers:') && name.length > 'transformers:'.length) {
+    return createTransformersEmbedder({ modelPath: name.slice('transformers:'.length) })
+  }
+  throw new Error(`unknown embedder "${name}": use words or transformers:DIR`)
+}
+
+/** The LanceDB index, kept current from the store's feed by an indexer. */
+export async function openSearch(store: EntityStore, uri: string, print?: Print, embedderName?: string): Promise<SearchSetup> {
+  const embedder = embedderNamed(embedderName)
   const index = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
   const started = Date.now()
   const indexer = createIndexer({

@@ -21,6 +21,8 @@ export interface EmbeddedRegistryOptions {
   apiKeys?: string[]
   /** The search index: a directory or LanceDB URI (default `<data>/search`), or `none`. */
   search?: string
+  /** `words` (default) or `transformers:DIR`; another than the index was built with needs a reindex. */
+  embedder?: string
   /** Requests per minute per key (default 600); 0 turns limiting off. */
   rateLimit?: number
   /** Keep the rate limit in this Redis, shared by every instance. */
@@ -64,7 +66,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const search =
     options.search === 'none'
       ? undefined
-      : await openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) })).catch((error: unknown) => {
+      : await openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), undefined, options.embedder).catch((error: unknown) => {
           // DESIGN 8: where LanceDB's native library cannot load, everything but search still serves.
           print(`search is off: ${(error as Error).message}`)
           return undefined

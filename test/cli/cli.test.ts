@@ -8,6 +8,7 @@ import { changesDocumentSchema, entityCollectionDocumentSchema, entityDocumentSc
 import { freshPostgresSchema, storeDialects } from '../stores/each-store.js'
 import { CLI, startServer, type Server } from '../support/cli.js'
 import { expectError, readDocument } from '../support/documents.js'
+import { writeTinyModel } from '../support/tiny-model.js'
 
 const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
@@ -58,6 +59,28 @@ describe('entity-registry CLI', () => {
     ])
     const plain = await readDocument(await get(`/v1/entities/changes?filter=jurisdiction:US-WA&page[after]=${head}`), changesDocumentSchema)
     expect(plain.data).toEqual([])
+  })
+
+  it('searches with another embedder after reindex --embedder', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'er-cli-embedder-'))
+    const model = `transformers:${writeTinyModel()}`
+    expect(run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', own]).code).toBe(0)
+    const reindexed = run(['reindex', '--data', own, '--embedder', model])
+    expect(reindexed.code, reindexed.err).toBe(0)
+    expect(reindexed.out).toMatch(/reindexed: 685 changes applied/)
+    const server = await startServer(['--data', own, '--api-key', 'k', '--embedder', model])
+    try {
+      let status = 0
+      for (let attempt = 0; attempt < 50 && status !== 200; attempt += 1) {
+        const response = await fetch(`${server.url}/v1/search?q=tax%20law`, { headers: { Authorization: 'Bearer k' } })
+        status = response.status
+        await response.arrayBuffer()
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      expect(status).toBe(200)
+    } finally {
+      server.process.kill('SIGTERM')
+    }
   })
 
   it('searches the demo data, and finds a bill renamed by a separate import within seconds, with no reindex', async () => {
@@ -246,6 +269,7 @@ describe('entity-registry CLI', () => {
       [['serve', '--database', 'mysql://root@localhost/db'], '--database: mysql: is not supported'],
       [['keys', 'create', '--database', 'sqlite:registry.db'], '--database: sqlite: is not supported'],
       [['serve', '--blobs', 'gs://bucket/renditions'], '--blobs: gs: is not supported'],
+      [['reindex', '--embedder', 'bert'], '--embedder takes words or transformers:DIR, not "bert"'],
       [['import', 'a.ndjson', '--blobs', ''], '--blobs needs a directory or s3://bucket/prefix'],
       [['import'], 'import needs the NDJSON file'],
       [['import', 'a.ndjson', 'b.ndjson'], 'import takes one file, not also "b.ndjson"'],
