@@ -39,7 +39,7 @@ async function listen(registry: Registry, { port, host, trustProxy }: ServeOptio
 /** Rebuilds the search index from the store's feed, printing progress and rate. */
 export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string }, print: Print): Promise<void> {
   const data = await openData(options)
-  const search = await openSearch(data.store, searchLocation(options), print, options.embedder)
+  const search = await openSearch(data.store, searchLocation(options), { print, rebuilding: true, ...(options.embedder ? { embedderName: options.embedder } : {}) })
   try {
     const applied = await search.indexer.rebuild()
     print(`reindexed: ${applied} changes applied`)

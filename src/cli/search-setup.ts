@@ -30,10 +30,19 @@ export function embedderNamed(name = 'words'): Embedder {
   throw new Error(`unknown embedder "${name}": use words or transformers:DIR`)
 }
 
-/** The LanceDB index, kept current from the store's feed by an indexer. */
-export async function openSearch(store: EntityStore, uri: string, print?: Print, embedderName?: string): Promise<SearchSetup> {
+/**
+ * The LanceDB index, kept current from the store's feed by an indexer. To serve (`rebuilding`
+ * false), the index must have been built by the same embedder: another one's vectors would answer
+ * every search with an error, so it is refused here, saying how to rebuild it.
+ */
+export async function openSearch(store: EntityStore, uri: string, { print, embedderName, rebuilding = false }: { print?: Print; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
   const index = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
+  const { embedderId } = await index.state()
+  if (!rebuilding && embedderId !== null && embedderId !== embedder.id) {
+    await index.close()
+    throw new Error(`the index at ${uri} was built with the embedder ${embedderId}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
+  }
   const started = Date.now()
   const indexer = createIndexer({
     store,

@@ -66,7 +66,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const search =
     options.search === 'none'
       ? undefined
-      : await openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), undefined, options.embedder).catch((error: unknown) => {
+      : await openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), options.embedder ? { embedderName: options.embedder } : {}).catch((error: unknown) => {
           // DESIGN 8: where LanceDB's native library cannot load, everything but search still serves.
           print(`search is off: ${(error as Error).message}`)
           return undefined

@@ -61,13 +61,17 @@ describe('entity-registry CLI', () => {
     expect(plain.data).toEqual([])
   })
 
-  it('searches with another embedder after reindex --embedder', async () => {
+  it('searches with another embedder after reindex --embedder, and serves no search from an index another built', async () => {
     const own = mkdtempSync(join(tmpdir(), 'er-cli-embedder-'))
     const model = `transformers:${writeTinyModel()}`
     expect(run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', own]).code).toBe(0)
     const reindexed = run(['reindex', '--data', own, '--embedder', model])
     expect(reindexed.code, reindexed.err).toBe(0)
     expect(reindexed.out).toMatch(/reindexed: 685 changes applied/)
+    // Served with the default embedder, the index (built by the tiny model) is refused at start, saying how to fix it.
+    const other = await startServer(['--data', own, '--api-key', 'k'])
+    other.process.kill('SIGTERM')
+    expect(other.lines.join('\n')).toMatch(/search is off: .* was built with the embedder transformers:tiny-bert.*run entity-registry reindex --embedder words/)
     const server = await startServer(['--data', own, '--api-key', 'k', '--embedder', model])
     try {
       let status = 0
