@@ -3,7 +3,7 @@ import { createTransformersEmbedder, createWordVectorEmbedder } from '../embedde
 import type { Embedder } from '../ports/embedder.js'
 import { createLancedbSearchIndex } from '../lancedb/index.js'
 import type { EntityStore } from '../ports/entity-store.js'
-import { createIndexer, type Indexer } from '../search/indexer.js'
+import { createIndexer, otherEmbedderOf, type Indexer } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import type { Print } from './commands.js'
 
@@ -38,10 +38,10 @@ export function embedderNamed(name = 'words'): Embedder {
 export async function openSearch(store: EntityStore, uri: string, { print, embedderName, rebuilding = false }: { print?: Print; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
   const index = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
-  const { embedderId } = await index.state()
-  if (!rebuilding && embedderId !== null && embedderId !== embedder.id) {
+  const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
+  if (other !== null) {
     await index.close()
-    throw new Error(`the index at ${uri} was built with the embedder ${embedderId}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
+    throw new Error(`the index at ${uri} was built with the embedder ${other}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
   }
   const started = Date.now()
   const indexer = createIndexer({

@@ -31,6 +31,11 @@ export interface Indexer {
   rebuild(): Promise<number>
 }
 
+/** The embedder that built an index, when it is not `embedder` (its vectors cannot be compared); else null. */
+export function otherEmbedderOf({ embedderId }: { embedderId: string | null }, embedder: Embedder): string | null {
+  return embedderId !== null && embedderId !== embedder.id ? embedderId : null
+}
+
 /**
  * Keeps a search index current from the store's change feed, the only write path: the index
  * records the cursor it has applied, so a restarted indexer goes on from there, and one whose
@@ -44,11 +49,10 @@ export function createIndexer({ store, index, embedder, batchSize = 500, optimiz
   let lastWrite = 0
 
   async function checkEmbedder() {
-    const { embedderId, cursor } = await index.state()
-    if (embedderId !== null && embedderId !== embedder.id) {
-      throw new Error(`the search index was built with the embedder ${embedderId}, not ${embedder.id}: rebuild it (entity-registry reindex)`)
-    }
-    return cursor
+    const state = await index.state()
+    const other = otherEmbedderOf(state, embedder)
+    if (other !== null) throw new Error(`the search index was built with the embedder ${other}, not ${embedder.id}: rebuild it (entity-registry reindex)`)
+    return state.cursor
   }
 
   async function step(cursor: string | null): Promise<{ cursor: string | null; applied: number; more: boolean }> {
