@@ -71,7 +71,7 @@ const STATES = ['AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI'
 
 /** Entity n: ids in a fixed-width base-36 form so that sort order is n order. */
 export const idOf = (n) => `e${n.toString(36).padStart(5, '0')}`
-function recordOf(n) {
+export function recordOf(n) {
   const type = n % 10 < 6 ? 'person' : n % 10 < 9 ? 'legislation' : 'committee'
   return {
     id: idOf(n),

@@ -1,0 +1,69 @@
+// The floor: what a user could write in twenty lines over the registry's own SQLite file. One
+// prepared better-sqlite3 statement a request kind, the stored snapshot JSON concatenated into the
+// document, no authentication, no validation. `--fastify` serves the same handlers through Fastify.
+// Usage: node floor.mjs <data dir> [--fastify]; prints "listening on <url>".
+import { readFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+
+const [data, framework] = process.argv.slice(2)
+const db = new Database(join(data, 'registry.sqlite'), { readonly: true })
+const ENTITY = 'SELECT id, type, state, merged_into, snapshot FROM entities'
+const statements = {
+  page: db.prepare(`SELECT id, type, snapshot FROM entities WHERE state = 'canonical' AND id > ? ORDER BY id LIMIT ?`),
+  filtered: db.prepare(`SELECT id, type, snapshot FROM entities WHERE state = 'canonical' AND type = ? AND jurisdiction = ? AND id > ? ORDER BY id LIMIT ?`),
+  entity: db.prepare(`${ENTITY} WHERE id = ?`),
+  changes: db.prepare(`SELECT seq, entity_id, change_type, snapshot FROM changes WHERE seq > ? AND type = ? AND jurisdiction = ? ORDER BY seq LIMIT ?`),
+}
+
+const resource = (row) => `{"type":"${row.type ?? 'entity'}","id":"${row.id}","attributes":${row.snapshot}}`
+const page = (rows, limit) => `{"data":[${rows.slice(0, limit).map(resource).join(',')}],"meta":{"more":${rows.length > limit}}}`
+
+/** path and query → [status, content type, body]; the bench only sends what it serves. */
+async function answer(path, query) {
+  const limit = Number(query.get('page[limit]') ?? 10)
+  const after = query.get('page[after]') ?? ''
+  if (path === '/v1/entities') {
+    const filter = query.get('filter')
+    if (filter === null) return json(page(statements.page.all(after, limit + 1), limit))
+    const [type, jurisdiction] = filter.split(' ').map((qualifier) => qualifier.split(':')[1])
+    return json(page(statements.filtered.all(type, jurisdiction, after, limit + 1), limit))
+  }
+  if (path === '/v1/entities/changes') {
+    const [type, jurisdiction] = query.get('filter').split(' ').map((qualifier) => qualifier.split(':')[1])
+    const rows = statements.changes.all(Number(after.replace('echg_', '') || 0), type, jurisdiction, limit)
+    return json(`{"data":[${rows.map((row) => `{"type":"entity-change","id":"${row.seq}","attributes":${row.snapshot}}`).join(',')}]}`)
+  }
+  const rendition = /^\/v1\/entities\/(\w+)\/renditions\/(\w+)\.\w+$/.exec(path)
+  if (rendition) {
+    const { snapshot } = statements.entity.get(rendition[1])
+    const found = JSON.parse(snapshot).texts.flatMap((text) => text.renditions).find((r) => r.renditionId === rendition[2])
+    return [200, found.mime, await readFile(join(data, 'blobs', `sha256-${found.sha256}`))]
+  }
+  let row = statements.entity.get(path.slice('/v1/entities/'.length))
+  while (row?.state === 'merged') row = statements.entity.get(row.merged_into)
+  return row ? json(`{"data":${resource(row)}}`) : [404, 'application/json', '{}']
+}
+const json = (body) => [200, 'application/vnd.api+json', body]
+
+let url
+if (framework === '--fastify') {
+  const { default: Fastify } = await import('fastify')
+  const app = Fastify()
+  app.get('/*', async (request, reply) => {
+    const [path, search = ''] = request.url.split('?')
+    const [status, type, body] = await answer(path, new URLSearchParams(search))
+    return reply.code(status).type(type).send(body)
+  })
+  url = await app.listen({ port: 0, host: '127.0.0.1' })
+} else {
+  const server = createServer(async (request, response) => {
+    const { pathname, searchParams } = new URL(request.url, 'http://floor')
+    const [status, type, body] = await answer(pathname, searchParams)
+    response.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) }).end(body)
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  url = `http://127.0.0.1:${server.address().port}`
+}
+console.log(`listening on ${url}`)
