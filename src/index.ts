@@ -3,6 +3,8 @@
  * it for a neutral platform); Node-only parts are in `entity-registry/node`.
  */
 export { createRegistry, type Registry, type RegistryOptions } from './registry.js'
+export type { Answer, RequestView } from './http/answer.js'
+export { renderEntityResource, type ResourceTemplate } from './contract/resource-json.js'
 export { createApiKeyAuthenticator, generateApiKey, hashApiKey, type ApiKeyAuthenticatorOptions } from './auth/api-keys.js'
 export { createTokenBucketRateLimiter, type TokenBucketOptions } from './rate-limit/token-bucket.js'
 export { createWarehouse } from './warehouse/operations.js'

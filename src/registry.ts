@@ -1,8 +1,9 @@
+import { toResponse, withoutBody, type Answer, type RequestView } from './http/answer.js'
 import { HttpError } from './http/errors.js'
 import { Links } from './http/links.js'
 import { isAcceptable, isSupportedContentType } from './http/media-type.js'
 import { createOpenApiDocument } from './http/openapi.js'
-import { jsonApiResponse } from './http/responses.js'
+import { jsonApiAnswer } from './http/responses.js'
 import { ALLOWED_METHODS, createRouter } from './http/router.js'
 import type { Authenticator } from './ports/auth.js'
 import type { BlobStore } from './ports/blob-store.js'
@@ -28,11 +29,16 @@ export interface RegistryOptions {
   /** How many change records one changes request scans at most (default 10,000). */
   changesWindow?: number
   /** Called with an unexpected error before a 500 is answered; the response never shows it. */
-  onError?: (error: unknown, request: Request) => void
+  onError?: (error: unknown, request: RequestView) => void
 }
 
 export interface Registry {
   fetch(request: Request): Promise<Response>
+  /**
+   * What `fetch` answers, without Web `Request` and `Response` objects: the Node adapter serves this
+   * (on Node they cost more than the rest of a request to the registry).
+   */
+  answer(request: RequestView): Promise<Answer>
 }
 
 const CORS_HEADERS = {
@@ -63,7 +69,7 @@ export function createRegistry(options: RegistryOptions): Registry {
   const changesWindow = options.changesWindow ?? 10_000
   const onError = options.onError ?? ((error) => console.error('entity-registry: unexpected error', error))
 
-  const errorResponse = (thrown: unknown, request: Request): Response => {
+  const errorAnswer = (thrown: unknown, request: RequestView): Answer => {
     let error: HttpError
     if (thrown instanceof HttpError) {
       error = thrown
@@ -72,28 +78,28 @@ export function createRegistry(options: RegistryOptions): Registry {
       onError(thrown, request)
       error = new HttpError('internal_error', 'the server failed to answer this request')
     }
-    return jsonApiResponse(error.toDocument(), error.status, error.headers)
+    return jsonApiAnswer(JSON.stringify(error.toDocument()), error.status, error.headers)
   }
 
   /** After authentication: every answer, errors included, carries the rate-limit headers. */
-  async function serve(request: Request): Promise<Response> {
+  async function serve(request: RequestView, url: URL): Promise<Answer> {
     if (!isAcceptable(request.headers.get('Accept'))) {
       throw new HttpError('not_acceptable', 'Accept allows application/vnd.api+json only with parameters other than ext and profile')
     }
     if (!isSupportedContentType(request.headers.get('Content-Type'))) {
       throw new HttpError('unsupported_media_type', 'Content-Type application/vnd.api+json may carry only ext and profile parameters')
     }
-    const url = new URL(request.url)
     const links = new Links(linkBase(url))
     const head = request.method === 'HEAD'
     return route({ request, url, links, head, store: options.store, blobs: options.blobs, search: options.search, changesWindow })
   }
 
-  async function handle(request: Request): Promise<Response> {
-    if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: PREFLIGHT_HEADERS })
+  async function handle(request: RequestView): Promise<Answer> {
+    if (request.method === 'OPTIONS') return { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null }
+    const url = new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
-    if ((request.method === 'GET' || request.method === 'HEAD') && new URL(request.url).pathname === openApiPath) {
-      return Response.json(createOpenApiDocument(linkBase(new URL(request.url))))
+    if ((request.method === 'GET' || request.method === 'HEAD') && url.pathname === openApiPath) {
+      return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(createOpenApiDocument(linkBase(url))) }
     }
     const principal = await options.auth.authenticate(bearerToken(request), request)
     if (principal === null) {
@@ -102,29 +108,32 @@ export function createRegistry(options: RegistryOptions): Registry {
       })
     }
     const decision = await options.rateLimit?.take(principal.id)
-    let response: Response
+    let answer: Answer
     if (decision && !decision.allowed) {
-      response = errorResponse(
+      answer = errorAnswer(
         new HttpError('rate_limited', `rate limit exceeded; retry after ${decision.retryAfterSeconds} s`, undefined, {
           'Retry-After': String(decision.retryAfterSeconds),
         }),
         request,
       )
     } else {
-      response = await serve(request).catch((thrown: unknown) => errorResponse(thrown, request))
+      answer = await serve(request, url).catch((thrown: unknown) => errorAnswer(thrown, request))
     }
-    return decision ? withHeaders(response, rateLimitHeaders(decision)) : response
+    if (decision) Object.assign(answer.headers, rateLimitHeaders(decision))
+    return answer
   }
 
-  return {
-    async fetch(request) {
-      const response = await handle(request).catch((thrown: unknown) => errorResponse(thrown, request))
-      return finish(response, request.method === 'HEAD')
-    },
+  async function answer(request: RequestView): Promise<Answer> {
+    const answer = await handle(request).catch((thrown: unknown) => errorAnswer(thrown, request))
+    // CORS on every answer; a HEAD answer keeps GET's headers and drops the body.
+    Object.assign(answer.headers, CORS_HEADERS)
+    return request.method === 'HEAD' ? withoutBody(answer) : answer
   }
+
+  return { answer, fetch: async (request) => toResponse(await answer(request)) }
 }
 
-function bearerToken(request: Request): string | null {
+function bearerToken(request: RequestView): string | null {
   const header = request.headers.get('Authorization')
   const match = header === null ? null : /^Bearer[ ]+(\S+)\s*$/i.exec(header)
   return match?.[1] ?? null
@@ -136,17 +145,4 @@ function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
     'RateLimit-Policy': `"default";q=${decision.limit};w=${decision.windowSeconds}`,
     RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
   }
-}
-
-function withHeaders(response: Response, headers: Record<string, string>): Response {
-  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value)
-  return response
-}
-
-/** CORS on every response; a HEAD answer keeps GET's headers and drops the body. */
-function finish(response: Response, head: boolean): Response {
-  withHeaders(response, CORS_HEADERS)
-  if (!head || response.body === null) return response
-  void response.body.cancel()
-  return new Response(null, { status: response.status, headers: response.headers })
 }

@@ -1,11 +1,18 @@
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { ApiKeyStore, Authenticator } from '../ports/auth.js'
 
-const encoder = new TextEncoder()
-
-/** The only form in which a key is kept or compared: SHA-256, hex (Web Crypto, on every runtime). */
+/** The only form in which a key is kept or compared: SHA-256, hex. */
 export async function hashApiKey(key: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(key)))
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('')
+  return keyHash(key)
+}
+
+/**
+ * SHA-256 in JavaScript (noble), on every runtime: about 2 us a key, where Web Crypto's digest
+ * costs 35 us on Node (a thread-pool round trip), a tenth of a whole list request.
+ */
+function keyHash(key: string): string {
+  return bytesToHex(sha256(utf8ToBytes(key)))
 }
 
 /** A new random key: `er_` and 32 bytes of base64url (256 bits). */
@@ -27,14 +34,14 @@ export interface ApiKeyAuthenticatorOptions {
  * hash too, so neither the key nor a timing signal about it reaches the database.
  */
 export function createApiKeyAuthenticator({ keys = [], store }: ApiKeyAuthenticatorOptions): Authenticator {
-  const configured = Promise.all([...keys].map(hashApiKey))
+  const configured = [...keys].map(keyHash)
   return {
     async authenticate(token) {
       if (token === null || token === '') return null
-      const hash = await hashApiKey(token)
+      const hash = keyHash(token)
       // Compare against every configured key, so the time taken does not depend on which matched.
       let matched = false
-      for (const candidate of await configured) matched = equalInConstantTime(candidate, hash) || matched
+      for (const candidate of configured) matched = equalInConstantTime(candidate, hash) || matched
       if (!matched && store) matched = await store.hasKeyHash(hash)
       return matched ? { id: `key:${hash.slice(0, 16)}` } : null
     },

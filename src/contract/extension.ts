@@ -1,4 +1,4 @@
-import type { StoredRendition } from '../contract/entity.js'
+import type { StoredRendition } from './entity.js'
 
 const EXTENSION = /^[a-z0-9]+$/
 

@@ -2,10 +2,11 @@ import type { StoredChange } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
 import type { RequestContext } from './context.js'
-import { changeResource } from './documents.js'
+import type { Answer } from './answer.js'
+import { changeJson } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
-import { pagedResponse } from './responses.js'
+import { pagedAnswer } from './responses.js'
 
 const FILTER_SCOPES = ['after', 'either'] as const
 type FilterScope = (typeof FILTER_SCOPES)[number]
@@ -16,7 +17,7 @@ type FilterScope = (typeof FILTER_SCOPES)[number]
  * also matches the snapshot before each change, and says per change whether the entity is in the
  * filtered subset afterwards.
  */
-export async function listChanges({ url, links, store, changesWindow }: RequestContext): Promise<Response> {
+export async function listChanges({ url, links, store, changesWindow }: RequestContext): Promise<Answer> {
   checkParameters(url, ['filter', 'page[after]', 'page[limit]', 'filterScope'])
   const filter = parseFilterParameter(url, 'filter', { allowFreeText: false, required: true })!
   const scope = parseFilterScope(url)
@@ -24,12 +25,12 @@ export async function listChanges({ url, links, store, changesWindow }: RequestC
   const { qualifiers } = filter.query
   const page = await store.listChanges({ qualifiers, after, limit, window: changesWindow, scope })
   const feedHead = await store.feedHead()
-  return pagedResponse(url, links, {
+  return pagedAnswer(url, links, {
     path: '/v1/entities/changes',
     carried: [['filter', filter.raw], ...(url.searchParams.has('filterScope') ? [['filterScope', scope] as [string, string]] : [])],
-    data: page.changes.map((change) =>
-      scope === 'either' ? { ...changeResource(change, links), meta: { matchesFilter: inSubsetAfter(change, qualifiers) } } : changeResource(change, links),
-    ),
+    data: page.changes
+      .map((change) => changeJson(change, links, scope === 'either' ? { matchesFilter: inSubsetAfter(change, qualifiers) } : undefined))
+      .join(','),
     cursor: page.cursor,
     hasMore: page.hasMore,
     limit,

@@ -1,11 +1,12 @@
 import type { BlobStore } from '../ports/blob-store.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import type { Search } from '../search/search-service.js'
+import type { Answer, RequestView } from './answer.js'
 import type { Links } from './links.js'
 
 /** What every endpoint handler gets: the parsed request and the registry's services. */
 export interface RequestContext {
-  request: Request
+  request: RequestView
   url: URL
   /** Path parameters, percent-encoded as in the request. */
   params: Record<string, string>
@@ -20,4 +21,4 @@ export interface RequestContext {
   changesWindow: number
 }
 
-export type EndpointHandler = (context: RequestContext) => Promise<Response>
+export type EndpointHandler = (context: RequestContext) => Promise<Answer>

@@ -3,23 +3,26 @@ import { isEntityId } from '../contract/ids.js'
 import { followMerges } from '../contract/merges.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import type { RequestContext } from './context.js'
-import { entityResource } from './documents.js'
+import type { Answer } from './answer.js'
+import { entitiesJson } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
-import { jsonApiResponse, pagedResponse } from './responses.js'
+import { jsonApiAnswer, pagedAnswer } from './responses.js'
 
 /** GET /v1/entities: canonical entities in id order, keyset-paged. */
-export async function listEntities({ url, links, store }: RequestContext): Promise<Response> {
+export async function listEntities({ url, links, store }: RequestContext): Promise<Answer> {
   checkParameters(url, ['filter', 'page[after]', 'page[limit]'])
   const filter = parseFilterParameter(url, 'filter', { allowFreeText: false, required: false })
   const { after, limit } = parsePageParameters(url, isEntityId)
-  // The head is read first: a client following the feed from it misses nothing this page predates.
-  const feedHead = await store.feedHead()
+  // The head is read before the page (or with it): a client following the feed from it misses
+  // nothing this page predates.
+  const headBefore = store.pagesCarryFeedHead ? null : await store.feedHead()
   const page = await store.listEntities({ qualifiers: filter?.query.qualifiers ?? [], after, limit })
-  return pagedResponse(url, links, {
+  const feedHead = store.pagesCarryFeedHead ? (page.feedHead ?? null) : headBefore
+  return pagedAnswer(url, links, {
     path: '/v1/entities',
     carried: filter === null ? [] : [['filter', filter.raw]],
-    data: page.entities.map((entity) => entityResource(entity, links)),
+    data: entitiesJson(page.entities, links),
     cursor: page.cursor !== undefined ? page.cursor : (page.entities.at(-1)?.id ?? null),
     hasMore: page.hasMore,
     limit,
@@ -28,12 +31,12 @@ export async function listEntities({ url, links, store }: RequestContext): Promi
 }
 
 /** GET /v1/entities/{id}: the entity, following merges to the canonical one. */
-export async function getEntity({ url, params, links, store }: RequestContext): Promise<Response> {
+export async function getEntity({ url, params, links, store }: RequestContext): Promise<Answer> {
   checkParameters(url, [])
   const id = requireEntityId(params.id)
   const entity = await resolveEntity(store, id)
-  const document = { links: { self: links.entity(id) }, data: entityResource(entity, links) }
-  return jsonApiResponse(document, 200, entity.id === id ? {} : { 'Content-Location': links.entity(entity.id) })
+  const json = `{"links":{"self":${JSON.stringify(links.entity(id))}},"data":${entitiesJson([entity], links)}}`
+  return jsonApiAnswer(json, 200, entity.id === id ? {} : { 'Content-Location': links.entity(entity.id) })
 }
 
 export function requireEntityId(id: string | undefined): string {

@@ -4,13 +4,14 @@ import type { ByteRange } from '../ports/blob-store.js'
 import type { RequestContext } from './context.js'
 import { requireEntityId, resolveEntity } from './entities.js'
 import { HttpError } from './errors.js'
-import { extensionOf } from './extension.js'
+import { extensionOf } from '../contract/extension.js'
+import type { Answer } from './answer.js'
 import { checkParameters } from './query.js'
 
 const RENDITION_FILE = /^(rnd_[^.]*)\.([a-z0-9]+)$/
 
 /** GET /v1/entities/{id}/renditions/{renditionId}.{extension}: the bytes, streamed, with Range. */
-export async function downloadRendition({ request, url, params, store, blobs, head }: RequestContext): Promise<Response> {
+export async function downloadRendition({ request, url, params, store, blobs, head }: RequestContext): Promise<Answer> {
   checkParameters(url, [])
   const entityId = requireEntityId(params.id)
   const [, renditionId = params.file ?? '', extension] = RENDITION_FILE.exec(params.file ?? '') ?? []
@@ -33,7 +34,7 @@ export async function downloadRendition({ request, url, params, store, blobs, he
     ...(rendition.language ? { 'Content-Language': rendition.language } : {}),
   }
   if (request.headers.get('If-None-Match')?.split(',').some((tag) => tag.trim() === etag)) {
-    return new Response(null, { status: 304, headers: { ETag: etag } })
+    return { status: 304, headers: { ETag: etag }, body: null }
   }
   const range = parseRange(request.headers.get('Range'), info.size, request.headers.get('If-Range'), etag)
   if (range === 'unsatisfiable') {
@@ -45,10 +46,10 @@ export async function downloadRendition({ request, url, params, store, blobs, he
   const length = range ? range.end - range.start + 1 : info.size
   headers['Content-Length'] = String(length)
   if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`
-  if (head || length === 0) return new Response(null, { status, headers })
+  if (head || length === 0) return { status, headers, body: null }
   const body = await blobs!.get(blobKeyOf(rendition), range ?? undefined)
   if (!body) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
-  return new Response(body, { status, headers })
+  return { status, headers, body }
 }
 
 /**

@@ -1,14 +1,10 @@
+import type { Answer } from './answer.js'
 import type { Links } from './links.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
 
-const encoder = new TextEncoder()
-
-export function jsonApiResponse(document: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  const body = encoder.encode(JSON.stringify(document))
-  return new Response(body, {
-    status,
-    headers: { 'Content-Type': JSON_API_MEDIA_TYPE, 'Content-Length': String(body.byteLength), ...headers },
-  })
+/** A JSON:API document, given as JSON text. */
+export function jsonApiAnswer(json: string, status = 200, headers: Record<string, string> = {}): Answer {
+  return { status, headers: { 'Content-Type': JSON_API_MEDIA_TYPE, ...headers }, body: json }
 }
 
 export interface Page {
@@ -16,7 +12,8 @@ export interface Page {
   path: string
   /** The parameters carried into `links.next` as the client wrote them (the filter, its scope). */
   carried: [string, string][]
-  data: unknown[]
+  /** The resources of the page as JSON text, comma-separated. */
+  data: string
   /** The page's `meta.cursor`: where the next page starts. */
   cursor: string | null
   hasMore: boolean
@@ -28,7 +25,7 @@ export interface Page {
  * A paged collection: `links.self`, `links.next` (the opaque address of the next page, also sent as
  * an RFC 8288 Link header for generic clients), `meta.cursor`, and the feed head.
  */
-export function pagedResponse(url: URL, links: Links, page: Page): Response {
+export function pagedAnswer(url: URL, links: Links, page: Page): Answer {
   const next =
     page.hasMore && page.cursor !== null
       ? links.withQuery(page.path, [
@@ -37,12 +34,9 @@ export function pagedResponse(url: URL, links: Links, page: Page): Response {
           ['page[limit]', String(page.limit)],
         ])
       : undefined
-  const document = {
-    links: { self: links.withQuery(page.path, url.searchParams), ...(next ? { next } : {}) },
-    data: page.data,
-    meta: { cursor: page.cursor },
-  }
-  return jsonApiResponse(document, 200, {
+  const self = JSON.stringify(links.withQuery(page.path, url.searchParams))
+  const json = `{"links":{"self":${self}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}},"data":[${page.data}],"meta":{"cursor":${JSON.stringify(page.cursor)}}}`
+  return jsonApiAnswer(json, 200, {
     ...(next === undefined ? {} : { Link: `<${next}>; rel="next"` }),
     ...(page.feedHead === null ? {} : { 'Change-Feed-Head': page.feedHead }),
   })

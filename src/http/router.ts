@@ -1,4 +1,5 @@
 import { IttyRouter, type IRequest } from 'itty-router'
+import type { Answer } from './answer.js'
 import { listChanges } from './changes.js'
 import type { EndpointHandler, RequestContext } from './context.js'
 import { getEntity, listEntities } from './entities.js'
@@ -19,8 +20,8 @@ export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS'
 
 type RouterContext = Omit<RequestContext, 'params'>
 
-export function createRouter(basePath: string): (context: RouterContext) => Promise<Response> {
-  const router = IttyRouter<IRequest, [RouterContext], Response>({ base: basePath })
+export function createRouter(basePath: string): (context: RouterContext) => Promise<Answer> {
+  const router = IttyRouter<IRequest, [RouterContext], Answer>({ base: basePath })
   for (const [path, handler] of ROUTES) {
     const route = (request: IRequest, context: RouterContext) => handler({ ...context, params: request.params })
     router.get(path, route).head(path, route)

@@ -1,8 +1,9 @@
 import type { RequestContext } from './context.js'
-import { entityResource } from './documents.js'
+import type { Answer } from './answer.js'
+import { entitiesJson } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter } from './query.js'
-import { jsonApiResponse } from './responses.js'
+import { jsonApiAnswer } from './responses.js'
 
 /**
  * Past this many unapplied changes the index is still being built (a new or rebuilt index), and a
@@ -13,7 +14,7 @@ import { jsonApiResponse } from './responses.js'
 const CATCHING_UP = 1000
 
 /** GET /v1/search?q=…: up to 100 entities, hybrid-ranked (spec 4.4). */
-export async function searchEntities({ url, links, store, search }: RequestContext): Promise<Response> {
+export async function searchEntities({ url, links, store, search }: RequestContext): Promise<Answer> {
   checkParameters(url, ['q'])
   const q = parseFilterParameter(url, 'q', { allowFreeText: true, required: true })!
   if (search === undefined) throw new HttpError('search_failed', 'search is not configured on this server')
@@ -31,6 +32,6 @@ export async function searchEntities({ url, links, store, search }: RequestConte
     })
   }
   const feedHead = await store.feedHead()
-  const document = { links: { self: links.withQuery('/v1/search', url.searchParams) }, data: entities.map((entity) => entityResource(entity, links)) }
-  return jsonApiResponse(document, 200, feedHead === null ? {} : { 'Change-Feed-Head': feedHead })
+  const json = `{"links":{"self":${JSON.stringify(links.withQuery('/v1/search', url.searchParams))}},"data":[${entitiesJson(entities, links)}]}`
+  return jsonApiAnswer(json, 200, feedHead === null ? {} : { 'Change-Feed-Head': feedHead })
 }

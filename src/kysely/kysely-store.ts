@@ -7,7 +7,8 @@ import { planFilter, windowFor } from './filter-plan.js'
 import { qualifiersToSql } from './gffs-to-sql.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
-import { findEntity, selectChanges, selectEntities, toStoredChange, toStoredEntity } from './rows.js'
+import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from './query-shapes.js'
+import { PAGE_COLUMNS, selectChanges, selectEntities, toRenderedEntity, toStoredChange, toStoredEntity } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName } from './sql-dialect.js'
 
@@ -54,41 +55,87 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
   const dialect = await resolveDialect(db, options.dialect)
   await migrateToLatest(db, dialect)
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
+  const shapes = createQueryShapes(db)
 
   return {
     db,
     warehouse: createWarehouse(createKyselyWarehouseBackend(db, dialect)),
     close: () => db.destroy(),
 
+    pagesCarryFeedHead: dialect.name === 'postgres',
+
     async listEntities({ qualifiers, after, limit }: ListEntitiesQuery): Promise<EntityPage> {
       const plan = planFilter(qualifiers, maxListWindow)
-      // A literal, not a parameter: the partial indexes apply only to a predicate they imply.
-      const candidates = (eb: ExpressionBuilder<RegistryDatabase, 'entities'>) =>
-        eb.and([eb('state', '=', sql.lit('canonical')), qualifiersToSql(plan.seek, dialect), ...(after === null ? [] : [eb('id', '>', after)])])
+      const seek = parameterizeQualifiers(plan.seek)
+      const residual = parameterizeQualifiers(plan.residual)
+      // Every query below takes these values first: the qualifiers', then the cursor.
+      const values: ParameterValue[] = [...seek.values, ...residual.values, after ?? '']
+      const shape = `${seek.key}${residual.key}${after === null ? '' : '>'}`
+      const filterOf = (bound: ParameterValue[]) => {
+        const seekQualifiers = seek.withValues(bound)
+        const residualQualifiers = residual.withValues(bound.slice(seek.values.length))
+        // A literal, not a parameter: the partial indexes apply only to a predicate they imply.
+        const candidates = (eb: ExpressionBuilder<RegistryDatabase, 'entities'>) =>
+          eb.and([
+            eb('state', '=', sql.lit('canonical')),
+            qualifiersToSql(seekQualifiers, dialect),
+            ...(after === null ? [] : [eb('id', '>', bound[seek.values.length + residual.values.length] as string)]),
+          ])
+        return { candidates, residualQualifiers, extra: bound.slice(values.length) }
+      }
       if (plan.residual.length === 0) {
         // The index answers exactly: a page reads only the rows it returns.
-        const rows = await selectEntities(db).where(candidates).orderBy('id').limit(limit + 1).execute()
-        const entities = rows.slice(0, limit).map(toStoredEntity)
-        return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null }
+        const page = (bound: ParameterValue[]) => {
+          const { candidates, extra } = filterOf(bound)
+          return db.selectFrom('entities').select(PAGE_COLUMNS).where(candidates).orderBy('id').limit(extra[0] as number)
+        }
+        let rows: { id: string | null; resource: string | null }[]
+        let feedHead: string | null | undefined
+        if (dialect.name === 'postgres') {
+          // One round trip: the head joined to the page (a row even when the page is empty).
+          const joined = await shapes.execute(`page-with-head${shape}`, [...values, limit + 1], (bound) =>
+            db
+              .selectFrom(feedHeadQuery(db).as('head'))
+              .leftJoin(page(bound).as('page'), (join) => join.onTrue())
+              .select(['head.seq as head', 'page.id', 'page.resource'])
+              .orderBy('page.id'),
+          )
+          rows = joined.filter((row) => row.id !== null)
+          feedHead = encodeHead(joined[0]!.head)
+        } else {
+          rows = await shapes.execute(`page${shape}`, [...values, limit + 1], page)
+        }
+        const entities = rows.slice(0, limit).map(toRenderedEntity)
+        return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null, ...(feedHead === undefined ? {} : { feedHead }) }
       }
-      const window = await db
-        .selectFrom((eb) => eb.selectFrom('entities').select('id').where(candidates).orderBy('id').limit(plan.window).as('window'))
-        .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last')])
-        .executeTakeFirstOrThrow()
-      if (window.last === null) return { entities: [], hasMore: false, cursor: after }
-      const rows = await selectEntities(db)
-        .where((eb) => eb.and([candidates(eb), eb('id', '<=', window.last!), qualifiersToSql(plan.residual, dialect)]))
-        .orderBy('id')
-        .limit(limit + 1)
-        .execute()
-      const entities = rows.slice(0, limit).map(toStoredEntity)
-      if (rows.length > limit) return { entities, hasMore: true, cursor: entities.at(-1)!.id }
+      const [window] = await shapes.execute(`window${shape}`, [...values, plan.window], (bound) =>
+        db
+          .selectFrom((eb) => eb.selectFrom('entities').select('id').where(filterOf(bound).candidates).orderBy('id').limit(filterOf(bound).extra[0] as number).as('window'))
+          .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last'), feedHeadQuery(db).as('head')]),
+      )
+      const feedHead = encodeHead(window!.head)
+      const withHead = dialect.name === 'postgres' ? { feedHead } : {}
+      if (window!.last === null) return { entities: [], hasMore: false, cursor: after, ...withHead }
+      const rows = await shapes.execute(`window-page${shape}`, [...values, window!.last, limit + 1], (bound) => {
+        const { candidates, residualQualifiers, extra } = filterOf(bound)
+        return db
+          .selectFrom('entities')
+          .select(PAGE_COLUMNS)
+          .where((eb) => eb.and([candidates(eb), eb('id', '<=', extra[0] as string), qualifiersToSql(residualQualifiers, dialect)]))
+          .orderBy('id')
+          .limit(extra[1] as number)
+      })
+      const entities = rows.slice(0, limit).map(toRenderedEntity)
+      if (rows.length > limit) return { entities, hasMore: true, cursor: entities.at(-1)!.id, ...withHead }
       // The whole window was checked: the next page starts after it, whether or not it matched.
-      const windowFull = Number(window.scanned) === plan.window
-      return { entities, hasMore: windowFull, cursor: windowFull ? window.last : (entities.at(-1)?.id ?? null) }
+      const windowFull = Number(window!.scanned) === plan.window
+      return { entities, hasMore: windowFull, cursor: windowFull ? window!.last : (entities.at(-1)?.id ?? null), ...withHead }
     },
 
-    getEntity: (id) => findEntity(db, id),
+    async getEntity(id) {
+      const [row] = await shapes.execute('entity', [id], (bound) => selectEntities(db).where('id', '=', bound[0] as string))
+      return row === undefined ? null : toStoredEntity(row)
+    },
 
     async listChanges({ qualifiers, after, limit, window: maxWindow, scope = 'after' }: ListChangesQuery): Promise<ChangePage> {
       // Every qualifier is checked row by row here: the window shrinks as the filter costs more.
@@ -121,11 +168,8 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
     },
 
     async feedHead() {
-      const { seq } = await db
-        .selectFrom('changes')
-        .select((eb) => eb.fn.max('seq').as('seq'))
-        .executeTakeFirstOrThrow()
-      return seq === null ? null : encodeChangeId(Number(seq))
+      const [row] = await shapes.execute('feed-head', [], () => feedHeadQuery(db))
+      return encodeHead(row!.seq)
     },
 
     isChangeId: (id) => decodeChangeId(id) !== null,
@@ -153,6 +197,14 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
   }
 }
 
+/** The newest change's seq, or null for an empty feed. */
+function feedHeadQuery(db: Kysely<RegistryDatabase>) {
+  return db.selectFrom('changes').select((eb) => eb.fn.max('seq').as('seq'))
+}
+
+/** A seq as a change id; `pg` returns a bigint as a string. */
+const encodeHead = (seq: string | number | bigint | null | undefined) => (seq == null ? null : encodeChangeId(Number(seq)))
+
 /** The seq of the last of the next `window` records after `start`, and of the newest record. */
 async function scanWindow(
   db: Kysely<RegistryDatabase>,
@@ -167,10 +219,7 @@ async function scanWindow(
         )
         .select((scanned) => scanned.fn.max('seq').as('seq'))
         .as('windowEnd'),
-      eb
-        .selectFrom('changes')
-        .select((changes) => changes.fn.max('seq').as('seq'))
-        .as('head'),
+      feedHeadQuery(db).as('head'),
     ])
     .executeTakeFirstOrThrow()
   // `pg` returns a bigint as a string.

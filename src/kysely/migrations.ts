@@ -1,6 +1,7 @@
 import { sql, type DatabaseIntrospector, type Kysely, type TableMetadata } from 'kysely'
 import { Migrator, type Migration } from 'kysely/migration'
 import { CONTRACT_COLUMNS } from '../contract/fields.js'
+import { renderEntityResource } from '../contract/resource-json.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
@@ -73,8 +74,32 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
         }
       },
     },
+    // Each canonical entity's resource, rendered when written: a list page joins them as they are.
+    '0004_entities_resource': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('entities').addColumn('resource', text).execute()
+        for (let after = ''; ; ) {
+          const rows: { id: string; snapshot: string }[] = await db
+            .selectFrom('entities')
+            .select(['id', 'snapshot'])
+            .where('state', '=', 'canonical')
+            .where('id', '>', after)
+            .orderBy('id')
+            .limit(RENDER_BATCH)
+            .execute()
+          for (const { id, snapshot } of rows) {
+            await db.updateTable('entities').set({ resource: renderEntityResource({ id, snapshot: JSON.parse(snapshot) }) }).where('id', '=', id).execute()
+          }
+          if (rows.length < RENDER_BATCH) break
+          after = rows.at(-1)!.id
+        }
+      },
+    },
   }
 }
+
+/** Entities rendered a query when an older store is brought up to date. */
+const RENDER_BATCH = 1000
 
 /** Brings the schema up to date; runs on every open. */
 export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialect): Promise<void> {

@@ -1,12 +1,17 @@
 import type { Insertable, Kysely, Selectable } from 'kysely'
 import { encodeChangeId } from '../contract/change-id.js'
 import type { StoredChange, StoredEntity } from '../contract/entity.js'
+import { renderEntityResource } from '../contract/resource-json.js'
+import type { RenderedEntity } from '../ports/entity-store.js'
 import type { NewChange } from '../ports/warehouse-backend.js'
 import { contractColumnValues, previousContractColumnValues, type ChangesTable, type EntitiesTable, type RegistryDatabase } from './schema.js'
 
 /** What a read of an entity needs; the private snapshot stays in the database. */
 const ENTITY_COLUMNS = ['id', 'state', 'merged_into', 'snapshot'] as const
 type EntityRow = Pick<Selectable<EntitiesTable>, (typeof ENTITY_COLUMNS)[number]>
+
+/** What a list page needs of a canonical entity: its rendered resource. */
+export const PAGE_COLUMNS = ['id', 'resource'] as const
 
 const CHANGE_COLUMNS = [
   'seq',
@@ -36,6 +41,11 @@ export function toStoredEntity(row: EntityRow): StoredEntity {
   return { id: row.id, state: row.state, mergedInto: row.merged_into, snapshot: JSON.parse(row.snapshot) }
 }
 
+/** A page row: every canonical entity has its resource (migration 0004 rendered those stored before it). */
+export function toRenderedEntity(row: { id: string | null; resource: string | null }): RenderedEntity {
+  return { id: row.id!, resource: row.resource! }
+}
+
 export function toStoredChange(row: ChangeRow): StoredChange {
   return {
     changeId: encodeChangeId(Number(row.seq)),
@@ -56,6 +66,7 @@ export function entityRow(entity: StoredEntity): Omit<Insertable<EntitiesTable>,
     merged_into: entity.mergedInto,
     ...contractColumnValues(entity.snapshot),
     snapshot: JSON.stringify(entity.snapshot),
+    resource: entity.state === 'canonical' ? renderEntityResource(entity) : null,
   }
 }
 

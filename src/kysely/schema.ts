@@ -22,6 +22,8 @@ export interface EntitiesTable extends ContractColumns {
   snapshot: string
   /** The whole warehouse record but `id`, as JSON text; never exposed. */
   private_snapshot: string
+  /** A canonical entity's resource as `renderEntityResource` renders it (what a list page serves); null otherwise. */
+  resource: string | null
 }
 
 export interface ChangesTable extends ContractColumns, PreviousContractColumns {

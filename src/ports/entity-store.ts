@@ -1,4 +1,5 @@
 import type { StoredChange, StoredEntity } from '../contract/entity.js'
+import type { ResourceTemplate } from '../contract/resource-json.js'
 import type { Qualifier } from '../gffs/types.js'
 
 export interface ListEntitiesQuery {
@@ -9,9 +10,21 @@ export interface ListEntitiesQuery {
   limit: number
 }
 
+/**
+ * A canonical entity as a store may list it: its resource as `renderEntityResource` rendered it when
+ * the entity was written, served as it is (no snapshot read, parsed or serialised per request).
+ */
+export interface RenderedEntity {
+  id: string
+  resource: ResourceTemplate
+}
+
+/** What a list page holds: entities (rendered when served), or the resources a store kept rendered. */
+export type ListedEntity = StoredEntity | RenderedEntity
+
 export interface EntityPage {
   /** Canonical entities in id order. */
-  entities: StoredEntity[]
+  entities: ListedEntity[]
   /** Whether another matching entity may follow this page. */
   hasMore: boolean
   /**
@@ -20,6 +33,8 @@ export interface EntityPage {
    * Omitted: the last entity's id.
    */
   cursor?: string | null
+  /** The feed head as of the page, read with it: given on every page of a store whose `pagesCarryFeedHead` is true. */
+  feedHead?: string | null
 }
 
 export interface ListChangesQuery {
@@ -49,6 +64,11 @@ export interface ChangePage {
 /** The read side of a store. Implementations must not expose anything outside the public snapshot. */
 export interface EntityStore {
   listEntities(query: ListEntitiesQuery): Promise<EntityPage>
+  /**
+   * True: every page carries `feedHead`, read in the same snapshot as the page (one round trip a
+   * page). Otherwise `feedHead()` is asked before each page.
+   */
+  readonly pagesCarryFeedHead?: boolean
   /** The entity with this id in any state, or null when it never existed. */
   getEntity(id: string): Promise<StoredEntity | null>
   listChanges(query: ListChangesQuery): Promise<ChangePage>

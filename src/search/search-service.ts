@@ -2,7 +2,7 @@ import type { StoredEntity } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { GffsQuery } from '../gffs/types.js'
 import type { Embedder } from '../ports/embedder.js'
-import type { EntityStore } from '../ports/entity-store.js'
+import type { EntityStore, ListedEntity } from '../ports/entity-store.js'
 import type { SearchIndex } from '../ports/search-index.js'
 import { containsPhrase, fullTextOf, tokenize } from './text.js'
 
@@ -13,7 +13,7 @@ const RRF_K = 60
 
 export interface Search {
   /** The entities for a parsed `q`, best first: at most 100, canonical, current. */
-  search(query: GffsQuery): Promise<StoredEntity[]>
+  search(query: GffsQuery): Promise<ListedEntity[]>
   /** How many changes of the feed the index has not applied yet (0 when current). */
   lag(): Promise<number>
 }
@@ -38,7 +38,7 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
     async search(query) {
       const positive = query.text.filter((term) => !term.negated)
       const excluded = query.text.filter((term) => term.negated).map((term) => tokenize(term.text)).filter((tokens) => tokens.length > 0)
-      if (positive.length === 0) return (await listInIdOrder(store, query)).filter((entity) => !holdsAny(entity, excluded))
+      if (positive.length === 0) return withoutExcluded(store, await listInIdOrder(store, query), excluded)
       const terms = positive.map((term) => tokenize(term.text)).filter((tokens) => tokens.length > 0)
       const [vector] = await embedder.embed([positive.map((term) => term.text).join(' ')])
       const depth = SEARCH_LIMIT + 50 * excluded.length
@@ -74,9 +74,16 @@ function holdsAny(entity: StoredEntity, excluded: string[][]): boolean {
   return excluded.some((term) => (term.length === 1 ? tokens.includes(term[0]!) : containsPhrase(tokens, term)))
 }
 
+/** The entities whose indexed text holds no excluded word or phrase; a rendered entity is read whole for it. */
+async function withoutExcluded(store: EntityStore, listed: ListedEntity[], excluded: string[][]): Promise<ListedEntity[]> {
+  if (excluded.length === 0) return listed
+  const entities = await Promise.all(listed.map((entity) => ('snapshot' in entity ? entity : store.getEntity(entity.id))))
+  return entities.filter((entity): entity is StoredEntity => entity?.state === 'canonical' && !holdsAny(entity, excluded))
+}
+
 /** Up to 100 matching entities in id order, following the store's pages (which may be short). */
-async function listInIdOrder(store: EntityStore, query: GffsQuery): Promise<StoredEntity[]> {
-  const entities: StoredEntity[] = []
+async function listInIdOrder(store: EntityStore, query: GffsQuery): Promise<ListedEntity[]> {
+  const entities: ListedEntity[] = []
   let after: string | null = null
   for (let pages = 0; pages < 20 && entities.length < SEARCH_LIMIT; pages++) {
     const page = await store.listEntities({ qualifiers: query.qualifiers, after, limit: SEARCH_LIMIT - entities.length })

@@ -23,6 +23,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
     'hashApiKey',
     'matchesQualifiers',
     'parseGffs',
+    'renderEntityResource',
     'tokenize',
   ])
 })

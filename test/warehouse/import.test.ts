@@ -99,8 +99,8 @@ describe('NDJSON import', () => {
     ])
     const listed = await store.listEntities({ qualifiers: [], after: null, limit: 100 })
     expect(listed.entities.map((entity) => entity.id)).toEqual(['ok1', 'ok2', 'ok3'])
-    for (const entity of listed.entities) {
-      const rendition = entity.snapshot.texts[0]!.renditions[0]!
+    for (const { id } of listed.entities) {
+      const rendition = (await store.getEntity(id))!.snapshot.texts[0]!.renditions[0]!
       expect(await new Response(await blobs.get(blobKeyOf(rendition))).text()).toBe('fine')
     }
   })

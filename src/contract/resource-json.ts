@@ -1,0 +1,74 @@
+import type { PublicSnapshot, StoredChange, StoredEntity, StoredText } from './entity.js'
+import { EMPTY_ENTITY_TYPE } from './fields.js'
+import { extensionOf } from './extension.js'
+
+/**
+ * A JSON:API resource as JSON text, with the raw control character LINK_BASE where the registry's
+ * link base (origin and mount path, known only per request) goes. A store keeps each entity's
+ * rendered when it is written, and a list page is those texts joined: no parse or serialisation per
+ * request. JSON.stringify writes every control character escaped, so no value can contain it raw.
+ *
+ * Stored templates must change with this rendering: a change to it needs a migration that renders
+ * the stored ones anew.
+ */
+export type ResourceTemplate = string
+
+export const LINK_BASE = '\u0001'
+
+/** A value inside a JSON string, escaped: JSON.stringify without the quotes. */
+const escaped = (text: string) => JSON.stringify(text).slice(1, -1)
+
+/** `"name":value` pairs of an object's own entries, skipping undefined values as JSON.stringify does. */
+function members(object: object, render: (key: string, value: unknown) => string | undefined): string {
+  const parts: string[] = []
+  for (const [key, value] of Object.entries(object)) {
+    const rendered = render(key, value)
+    if (rendered !== undefined) parts.push(`${JSON.stringify(key)}:${rendered}`)
+  }
+  return parts.join(',')
+}
+
+const link = (path: string) => `"${LINK_BASE}${escaped(path)}"`
+
+function textJson(entityId: string, text: StoredText): string {
+  return `{${members(text, (key, value) =>
+    key !== 'renditions'
+      ? JSON.stringify(value)
+      : `[${text.renditions
+          .map(
+            (rendition) =>
+              // The bytes' hash is where they are kept, never served.
+              `{${members(rendition, (field, fieldValue) => (field === 'sha256' ? undefined : JSON.stringify(fieldValue)))},"links":{"content":${link(
+                `/v1/entities/${entityId}/renditions/${rendition.renditionId}.${extensionOf(rendition)}`,
+              )}}}`,
+          )
+          .join(',')}]`,
+  )}}`
+}
+
+/** `attributes`: every contract field but `type`, and the texts with their renditions' download links. */
+function attributesJson(entityId: string, snapshot: PublicSnapshot, extra = ''): string {
+  const fields = members(snapshot, (key, value) => (key === 'type' || key === 'texts' ? undefined : JSON.stringify(value)))
+  const texts = `"texts":[${snapshot.texts.map((text) => textJson(entityId, text)).join(',')}]`
+  return `{${fields === '' ? '' : `${fields},`}${texts}${extra}}`
+}
+
+const typeOf = (snapshot: PublicSnapshot) => JSON.stringify(snapshot.type ?? EMPTY_ENTITY_TYPE)
+
+export function renderEntityResource(entity: Pick<StoredEntity, 'id' | 'snapshot'>): ResourceTemplate {
+  const id = JSON.stringify(entity.id)
+  return `{"type":${typeOf(entity.snapshot)},"id":${id},"attributes":${attributesJson(entity.id, entity.snapshot)},"links":{"self":${link(`/v1/entities/${entity.id}`)}}}`
+}
+
+export function renderChangeResource(change: StoredChange): ResourceTemplate {
+  const extra = `,"changeType":${JSON.stringify(change.changeType)},"changedKeys":${JSON.stringify(change.changedKeys)},"mergedInto":${JSON.stringify(change.mergedInto)},"recordedAt":${JSON.stringify(change.recordedAt)}`
+  const entity = `{"data":{"type":${typeOf(change.snapshot)},"id":${JSON.stringify(change.entityId)}},"links":{"related":${link(`/v1/entities/${change.entityId}`)}}}`
+  return `{"type":"entity-change","id":${JSON.stringify(change.changeId)},"attributes":${attributesJson(change.entityId, change.snapshot, extra)},"relationships":{"entity":${entity}}}`
+}
+
+/** Templates (one, or several joined) made JSON, with `linkBase` in place of LINK_BASE. */
+export function fillResourceTemplate(template: ResourceTemplate, linkBase: string): string {
+  const base = escaped(linkBase)
+  // A function, not a string: `$` in a replacement string is a pattern, and a URL may hold one.
+  return template.replaceAll(LINK_BASE, () => base)
+}

@@ -1,0 +1,36 @@
+/**
+ * What the core reads of a request. A Web `Request` is one; the Node adapter passes a lighter view
+ * of node:http's request, so that a request served on Node makes no `Request` or `Response` object.
+ */
+export interface RequestView {
+  readonly method: string
+  /** The absolute URL. */
+  readonly url: string
+  readonly headers: { get(name: string): string | null }
+}
+
+/** A response before it is a Web `Response`: `registry.answer` gives it, and the Node adapter writes it as it is. */
+export interface Answer {
+  status: number
+  headers: Record<string, string>
+  /** A string is sent as UTF-8, and a `Content-Length` is added for it where the answer is sent. */
+  body: string | Uint8Array | ReadableStream<Uint8Array> | null
+}
+
+const encoder = new TextEncoder()
+
+/** The answer as a Web `Response`, with the length of a text body. */
+export function toResponse({ status, headers, body }: Answer): Response {
+  if (typeof body !== 'string') return new Response(body as BodyInit | null, { status, headers })
+  const bytes = encoder.encode(body)
+  return new Response(bytes, { status, headers: { ...headers, 'Content-Length': String(bytes.byteLength) } })
+}
+
+/** The answer to HEAD: GET's headers, the length of its body included, and no body. */
+export function withoutBody(answer: Answer): Answer {
+  const { body } = answer
+  if (body === null) return answer
+  if (body instanceof ReadableStream) void body.cancel()
+  const headers = typeof body === 'string' ? { ...answer.headers, 'Content-Length': String(encoder.encode(body).byteLength) } : answer.headers
+  return { status: answer.status, headers, body: null }
+}

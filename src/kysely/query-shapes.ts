@@ -1,0 +1,91 @@
+import { CompiledQuery, type Compilable, type Kysely } from 'kysely'
+import type { Qualifier } from '../gffs/types.js'
+
+/** Shapes kept compiled; the prepared-statement cache of the SQLite store holds as many. */
+const MAX_SHAPES = 256
+
+/** A value bound to a query's parameter. */
+export type ParameterValue = string | number
+
+interface CompiledShape {
+  compiled: CompiledQuery
+  /** Per compiled parameter: the index of the call's value it takes, or -1 for a constant. */
+  slots: number[]
+}
+
+/**
+ * Queries compiled once per shape. Kysely builds and compiles a query on every call, which costs
+ * about as much as SQLite takes to run a page query. A shape (a query with its values left out,
+ * named by `key`) is built once with sentinel values and compiled; each call runs that SQL with its
+ * own values in the sentinels' places. A shape whose sentinels do not come through as parameters,
+ * each exactly once (a value transformed, inlined or repeated), is never cached: it is built with
+ * the call's values every time, as without this.
+ */
+export function createQueryShapes(db: Kysely<any>) {
+  const shapes = new Map<string, CompiledShape | null>()
+
+  function compileShape(valueCount: number, build: (values: ParameterValue[]) => Compilable<unknown>): CompiledShape | null {
+    // Mixed case, digits and control characters: case folding or any escaping changes a sentinel.
+    const sentinels = Array.from({ length: valueCount }, (_, index) => `\u0000Shape-Value-${index}\u0000`)
+    const compiled = build(sentinels).compile()
+    const slots = compiled.parameters.map((parameter) => (typeof parameter === 'string' ? sentinels.indexOf(parameter) : -1))
+    const found = sentinels.every((_, index) => slots.filter((slot) => slot === index).length === 1)
+    return found ? { compiled, slots } : null
+  }
+
+  return {
+    async execute<Row>(key: string, values: ParameterValue[], build: (values: ParameterValue[]) => Compilable<Row>): Promise<Row[]> {
+      let shape = shapes.get(key)
+      if (shape === undefined) {
+        shape = compileShape(values.length, build)
+        // Clients choose the shapes: the least recently compiled falls out past the bound.
+        if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value!)
+        shapes.set(key, shape)
+      }
+      if (shape === null) return (await db.executeQuery(build(values).compile())).rows
+      const { compiled, slots } = shape
+      const parameters = compiled.parameters.map((parameter, index) => (slots[index] === -1 ? parameter : values[slots[index]!]))
+      return (await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows
+    },
+  }
+}
+
+export type QueryShapes = ReturnType<typeof createQueryShapes>
+
+/**
+ * Qualifiers split into their shape (a key: fields, operators, negation, how many values) and their
+ * values, with the way back: `withValues` puts other values (sentinels) in the same places.
+ */
+export function parameterizeQualifiers(qualifiers: readonly Qualifier[]) {
+  const values: string[] = []
+  const shape = qualifiers.map((qualifier) => {
+    switch (qualifier.op) {
+      case 'eq':
+      case 'contains':
+        values.push(...qualifier.values)
+        return [qualifier.field, qualifier.op, qualifier.negated, qualifier.values.length]
+      case 'range':
+        for (const end of [qualifier.from, qualifier.to]) if (end !== null) values.push(end)
+        return [qualifier.field, qualifier.op, qualifier.negated, qualifier.from !== null, qualifier.to !== null]
+      default:
+        values.push(qualifier.value)
+        return [qualifier.field, qualifier.op, qualifier.negated]
+    }
+  })
+  const withValues = (replacements: readonly ParameterValue[]): Qualifier[] => {
+    let next = 0
+    const take = () => String(replacements[next++])
+    return qualifiers.map((qualifier): Qualifier => {
+      switch (qualifier.op) {
+        case 'eq':
+        case 'contains':
+          return { ...qualifier, values: qualifier.values.map(take) }
+        case 'range':
+          return { ...qualifier, from: qualifier.from === null ? null : take(), to: qualifier.to === null ? null : take() }
+        default:
+          return { ...qualifier, value: take() }
+      }
+    })
+  }
+  return { key: JSON.stringify(shape), values, withValues }
+}
