@@ -177,9 +177,7 @@ function writeRawError(socket: Duplex, status: number, code: string, detail: str
 
 function writeAnswer({ status, headers, body }: Answer, res: ServerResponse): Promise<void> | void {
   if (typeof body === 'string') {
-    // Encoded once: its length and what is written.
-    const bytes = Buffer.from(body)
-    res.writeHead(status, { ...headers, 'Content-Length': bytes.byteLength }).end(bytes)
+    res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) }).end(body)
   } else if (body === null || body instanceof Uint8Array) {
     res.writeHead(status, headers).end(body ?? undefined)
   } else {

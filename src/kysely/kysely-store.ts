@@ -68,8 +68,8 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
       const plan = planFilter(qualifiers, maxListWindow)
       const seek = parameterizeQualifiers(plan.seek)
       const residual = parameterizeQualifiers(plan.residual)
-      // Every query below takes these values first: the qualifiers', then the cursor.
-      const values: ParameterValue[] = [...seek.values, ...residual.values, after ?? '']
+      // Every query below takes these values first: the qualifiers', then the cursor if any.
+      const values: ParameterValue[] = [...seek.values, ...residual.values, ...(after === null ? [] : [after])]
       const shape = `${seek.key}${residual.key}${after === null ? '' : '>'}`
       const filterOf = (bound: ParameterValue[]) => {
         const seekQualifiers = seek.withValues(bound)
