@@ -18,8 +18,10 @@ interface CompiledShape {
  * about as much as SQLite takes to run a page query. A shape (a query with its values left out,
  * named by `key`) is built once with sentinel values and compiled; each call runs that SQL with its
  * own values in the sentinels' places. A shape whose sentinels do not come through as parameters,
- * each exactly once (a value transformed, inlined or repeated), is never cached: it is built with
- * the call's values every time, as without this.
+ * each exactly once (a value case-folded, escaped, inlined or repeated), is never cached: it is
+ * built with the call's values every time, as without this. So `build` must bind each value as it
+ * is, or transform it in a way that changes a sentinel (sentinels hold capitals and control
+ * characters, which case folding and escaping change).
  */
 export function createQueryShapes(db: Kysely<any>) {
   const shapes = new Map<string, CompiledShape | null>()

@@ -40,6 +40,19 @@ describe('node adapter', () => {
     expect(entityDocumentSchema.parse(JSON.parse(body)).links.self).toBe('http://public.example:8443/v1/entities/doc1')
   })
 
+  it('reads request headers as Fetch does: two Authorization fields are one value, which is not a valid key (401)', async () => {
+    const status = (authorization: string | string[]) =>
+      new Promise<number>((resolve, reject) => {
+        const request = httpRequest(`${server.url}/v1/entities/doc1`, { headers: { authorization, ACCEPT: 'application/vnd.api+json' } }, (response) => {
+          response.resume().on('end', () => resolve(response.statusCode!))
+        })
+        request.on('error', reject).end()
+      })
+    expect(await status(auth.Authorization)).toBe(200)
+    // node:http's req.headers would keep only the first, and let it in.
+    expect(await status([auth.Authorization, 'Bearer another'])).toBe(401)
+  })
+
   it('streams a large rendition intact', async () => {
     const response = await fetch(`${server.url}/v1/entities/doc1/renditions/rnd_${'a'.repeat(32)}.pdf`, { headers: auth })
     expect(response.headers.get('content-length')).toBe(String(big.length))

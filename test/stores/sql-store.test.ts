@@ -7,6 +7,7 @@ import { readDocument } from '../support/documents.js'
 import { EMPTY_SNAPSHOT, type StoredChange } from '../../src/contract/entity.js'
 import { createPostgresStore, type KyselyStore } from '../../src/kysely/index.js'
 import { createKyselyWarehouseBackend } from '../../src/kysely/kysely-warehouse-backend.js'
+import { migrateToLatest } from '../../src/kysely/migrations.js'
 import { resolveDialect } from '../../src/kysely/sql-dialect.js'
 import type { NewChange } from '../../src/ports/warehouse-backend.js'
 import { describeEachStore, freshPostgresSchema, sqlDialects, useStore } from './each-store.js'
@@ -229,5 +230,24 @@ describeEachStore(sqlDialects, 'bounded list requests', (dialect) => {
     } finally {
       await store.close()
     }
+  })
+})
+
+describeEachStore(sqlDialects, 'stored resources', (dialect) => {
+  const store = useStore(dialect)
+
+  it('renders the resources of a store written before they were kept (migration 0004), serving the same pages', async () => {
+    const db = (store() as KyselyStore).db
+    await store().warehouse.upsert({ id: 'p1', type: 'person', name: 'Ada', texts: [{ renditions: [{ renditionId: `rnd_${'a'.repeat(32)}`, conversion: 'original', mime: 'text/html', filename: 'a.html' }] }] })
+    await store().warehouse.upsert({ id: 'p2', type: 'person', name: 'Bob' })
+    const page = async () => (await testRegistry(store()).get('/v1/entities')).text()
+    const before = await page()
+    // As an older version left it: no column, and the migration not run.
+    await db.schema.alterTable('entities').dropColumn('resource').execute()
+    await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0004_entities_resource' as never).execute()
+    await migrateToLatest(db, await resolveDialect(db, dialect.name === 'sqlite' ? 'sqlite' : 'postgres'))
+    expect(await page()).toBe(before)
+    const rows = await db.selectFrom('entities').select(['id', 'resource']).orderBy('id').execute()
+    expect(rows.map((row) => row.resource === null)).toEqual([false, false])
   })
 })

@@ -1,0 +1,71 @@
+/** Query shapes compiled once run with each call's own values, and a shape that can't be is built per call. */
+import { sql } from 'kysely'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import { parseGffs } from '../../src/gffs/index.js'
+import type { KyselyStore } from '../../src/kysely/index.js'
+import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from '../../src/kysely/query-shapes.js'
+import { describeEachStore, storeDialects } from './each-store.js'
+
+const sqlDialects = storeDialects.filter((dialect) => dialect.name !== 'memory')
+
+describeEachStore(sqlDialects, 'query shapes', (dialect) => {
+  let store: KyselyStore
+  beforeEach(async () => {
+    store = (await dialect.open()) as KyselyStore
+    for (const [id, name] of [['a', 'Ada'], ['b', 'Bob'], ['c', 'Cy']]) await store.warehouse.upsert({ id, type: 'person', name })
+  })
+  afterEach(() => store.close())
+
+  const names = (rows: { id: string }[]) => rows.map((row) => row.id)
+
+  it('builds a shape once and runs it with each call\'s values', async () => {
+    const shapes = createQueryShapes(store.db)
+    let builds = 0
+    const byName = (values: ParameterValue[]) => {
+      builds++
+      return store.db.selectFrom('entities').select('id').where('name', '=', values[0] as string).where('id', '>', values[1] as string).orderBy('id')
+    }
+    expect(names(await shapes.execute('by-name', ['Ada', ''], byName))).toEqual(['a'])
+    expect(names(await shapes.execute('by-name', ['Bob', ''], byName))).toEqual(['b'])
+    expect(names(await shapes.execute('by-name', ['Bob', 'b'], byName))).toEqual([])
+    expect(builds).toBe(1)
+  })
+
+  it('builds per call a shape whose values do not reach the SQL unchanged: folded, inlined or repeated', async () => {
+    const shapes = createQueryShapes(store.db)
+    const builds: Record<string, number> = {}
+    const counted = (key: string, build: (values: ParameterValue[]) => ReturnType<typeof store.db.selectFrom<'entities'>>) => (values: ParameterValue[]) => {
+      builds[key] = (builds[key] ?? 0) + 1
+      return build(values).select('id').orderBy('id')
+    }
+    // As `~` does: the name folded in SQL, the value folded in JS.
+    const folded = counted('folded', (values) => store.db.selectFrom('entities').where((eb) => eb(eb.fn('lower', ['name']), '=', String(values[0]).toLowerCase())))
+    const inlined = counted('inlined', (values) => store.db.selectFrom('entities').where('name', '=', sql.lit(String(values[0]))))
+    const repeated = counted('repeated', (values) => store.db.selectFrom('entities').where((eb) => eb.or([eb('name', '=', values[0] as string), eb('id', '=', values[0] as string)])))
+    for (const value of ['ADA', 'Bob']) expect(names(await shapes.execute('folded', [value], folded))).toEqual([value[0]!.toLowerCase()])
+    for (const value of ['Ada', 'Bob']) expect(names(await shapes.execute('inlined', [value], inlined))).toEqual([value[0]!.toLowerCase()])
+    for (const value of ['Ada', 'c']) expect(names(await shapes.execute('repeated', [value], repeated))).toEqual([value === 'c' ? 'c' : 'a'])
+    // One build to find out, then one per call.
+    expect(builds).toEqual({ folded: 3, inlined: 3, repeated: 3 })
+  })
+
+  it('gives list pages the same entities on every call of a cached shape, filters of every kind included', async () => {
+    for (const filter of ['type:person', 'name:~a', '-name:Bob', 'name:A..B', 'name:>B']) {
+      const qualifiers = parseGffs(filter).qualifiers
+      const first = await store.listEntities({ qualifiers, after: null, limit: 10 })
+      const again = await store.listEntities({ qualifiers, after: null, limit: 10 })
+      expect(again.entities.map((entity) => entity.id)).toEqual(first.entities.map((entity) => entity.id))
+    }
+    const page = (name: string) => store.listEntities({ qualifiers: parseGffs(`name:${name}`).qualifiers, after: null, limit: 10 })
+    expect((await page('Ada')).entities.map((entity) => entity.id)).toEqual(['a'])
+    expect((await page('Cy')).entities.map((entity) => entity.id)).toEqual(['c'])
+  })
+})
+
+it('splits qualifiers into a shape and values, and puts other values back in the same places', () => {
+  const { key, values, withValues } = parameterizeQualifiers(parseGffs('type:person,committee name:~ada displayDate:2000..* status:>b').qualifiers)
+  expect(values).toEqual(['person', 'committee', 'ada', '2000', 'b'])
+  expect(parameterizeQualifiers(parseGffs('type:x,y name:~z displayDate:1..* status:>q').qualifiers).key).toBe(key)
+  expect(parameterizeQualifiers(parseGffs('type:x name:~z displayDate:1..* status:>q').qualifiers).key).not.toBe(key)
+  expect(withValues(['1', '2', '3', '4', '5'])).toEqual(parseGffs('type:1,2 name:~3 displayDate:4..* status:>5').qualifiers)
+})
