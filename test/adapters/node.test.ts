@@ -43,7 +43,7 @@ describe('node adapter', () => {
   it('reads request headers as Fetch does: two Authorization fields are one value, which is not a valid key (401)', async () => {
     const status = (authorization: string | string[]) =>
       new Promise<number>((resolve, reject) => {
-        const request = httpRequest(`${server.url}/v1/entities/doc1`, { headers: { authorization, ACCEPT: 'application/vnd.api+json' } }, (response) => {
+        const request = httpRequest(`${server.url}/v1/entities/doc1`, { headers: { authorization: authorization as string, ACCEPT: 'application/vnd.api+json' } }, (response) => {
           response.resume().on('end', () => resolve(response.statusCode!))
         })
         request.on('error', reject).end()

@@ -6,13 +6,15 @@ import type { KyselyStore } from '../../src/kysely/index.js'
 import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from '../../src/kysely/query-shapes.js'
 import { describeEachStore, storeDialects } from './each-store.js'
 
+const qualifiersOf = (filter: string) => parseGffs(filter, { allowFreeText: false }).qualifiers
+
 const sqlDialects = storeDialects.filter((dialect) => dialect.name !== 'memory')
 
 describeEachStore(sqlDialects, 'query shapes', (dialect) => {
   let store: KyselyStore
   beforeEach(async () => {
     store = (await dialect.open()) as KyselyStore
-    for (const [id, name] of [['a', 'Ada'], ['b', 'Bob'], ['c', 'Cy']]) await store.warehouse.upsert({ id, type: 'person', name })
+    for (const [id, name] of [['a', 'Ada'], ['b', 'Bob'], ['c', 'Cy']] as const) await store.warehouse.upsert({ id, type: 'person', name })
   })
   afterEach(() => store.close())
 
@@ -51,21 +53,21 @@ describeEachStore(sqlDialects, 'query shapes', (dialect) => {
 
   it('gives list pages the same entities on every call of a cached shape, filters of every kind included', async () => {
     for (const filter of ['type:person', 'name:~a', '-name:Bob', 'name:A..B', 'name:>B']) {
-      const qualifiers = parseGffs(filter).qualifiers
+      const qualifiers = qualifiersOf(filter)
       const first = await store.listEntities({ qualifiers, after: null, limit: 10 })
       const again = await store.listEntities({ qualifiers, after: null, limit: 10 })
       expect(again.entities.map((entity) => entity.id)).toEqual(first.entities.map((entity) => entity.id))
     }
-    const page = (name: string) => store.listEntities({ qualifiers: parseGffs(`name:${name}`).qualifiers, after: null, limit: 10 })
+    const page = (name: string) => store.listEntities({ qualifiers: qualifiersOf(`name:${name}`), after: null, limit: 10 })
     expect((await page('Ada')).entities.map((entity) => entity.id)).toEqual(['a'])
     expect((await page('Cy')).entities.map((entity) => entity.id)).toEqual(['c'])
   })
 })
 
 it('splits qualifiers into a shape and values, and puts other values back in the same places', () => {
-  const { key, values, withValues } = parameterizeQualifiers(parseGffs('type:person,committee name:~ada displayDate:2000..* status:>b').qualifiers)
+  const { key, values, withValues } = parameterizeQualifiers(qualifiersOf('type:person,committee name:~ada displayDate:2000..* status:>b'))
   expect(values).toEqual(['person', 'committee', 'ada', '2000', 'b'])
-  expect(parameterizeQualifiers(parseGffs('type:x,y name:~z displayDate:1..* status:>q').qualifiers).key).toBe(key)
-  expect(parameterizeQualifiers(parseGffs('type:x name:~z displayDate:1..* status:>q').qualifiers).key).not.toBe(key)
-  expect(withValues(['1', '2', '3', '4', '5'])).toEqual(parseGffs('type:1,2 name:~3 displayDate:4..* status:>5').qualifiers)
+  expect(parameterizeQualifiers(qualifiersOf('type:x,y name:~z displayDate:1..* status:>q')).key).toBe(key)
+  expect(parameterizeQualifiers(qualifiersOf('type:x name:~z displayDate:1..* status:>q')).key).not.toBe(key)
+  expect(withValues(['1', '2', '3', '4', '5'])).toEqual(qualifiersOf('type:1,2 name:~3 displayDate:4..* status:>5'))
 })
