@@ -26,6 +26,8 @@ export default defineConfig({
   dts: true,
   clean: true,
   splitting: true,
+  // Bundled: as 300 modules of its own Kysely took 80 ms of a cold start, in one chunk a fraction.
+  noExternal: ['kysely'],
   sourcemap: true,
   // The OpenAPI document ships beside the code, for tools that read it without running a server.
   async onSuccess() {

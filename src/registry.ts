@@ -2,7 +2,6 @@ import { toResponse, withoutBody, type Answer, type RequestView } from './http/a
 import { HttpError } from './http/errors.js'
 import { Links } from './http/links.js'
 import { isAcceptable, isSupportedContentType } from './http/media-type.js'
-import { createOpenApiDocument } from './http/openapi.js'
 import { jsonApiAnswer } from './http/responses.js'
 import { ALLOWED_METHODS, createRouter } from './http/router.js'
 import type { Authenticator } from './ports/auth.js'
@@ -16,8 +15,11 @@ export interface RegistryOptions {
   auth: Authenticator
   /** Rendition bytes; without it every download is 404. */
   blobs?: BlobStore
-  /** Search (`createSearch`); without it `/v1/search` answers 500 search_failed. */
-  search?: Search
+  /**
+   * Search (`createSearch`); without it `/v1/search` answers 500 search_failed. A promise (an index
+   * still opening) holds up search requests only, until it settles.
+   */
+  search?: Search | PromiseLike<Search | undefined>
   /** Without one, requests are not limited. */
   rateLimit?: RateLimiter
   /**
@@ -99,6 +101,8 @@ export function createRegistry(options: RegistryOptions): Registry {
     const url = new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
     if ((request.method === 'GET' || request.method === 'HEAD') && url.pathname === openApiPath) {
+      // Loaded when asked for: it is built from the zod schemas, which a serving process otherwise never loads.
+      const { createOpenApiDocument } = await import('./http/openapi.js')
       return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(createOpenApiDocument(linkBase(url))) }
     }
     const principal = await options.auth.authenticate(bearerToken(request), request)

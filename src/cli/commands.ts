@@ -6,7 +6,6 @@ import type { Registry } from '../registry.js'
 import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from './data-dir.js'
 import { createProgress } from './progress.js'
-import { openSearch, searchLocation } from './search-setup.js'
 
 export interface ServeOptions extends EmbeddedRegistryOptions {
   port: number
@@ -39,6 +38,7 @@ async function listen(registry: Registry, { port, host, trustProxy }: ServeOptio
 /** Rebuilds the search index from the store's feed, printing progress and rate. */
 export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string }, print: Print): Promise<void> {
   const data = await openData(options)
+  const { openSearch, searchLocation } = await import('./search-setup.js')
   const search = await openSearch(data.store, searchLocation(options), { print, rebuilding: true, ...(options.embedder ? { embedderName: options.embedder } : {}) })
   try {
     const applied = await search.indexer.rebuild()

@@ -15,8 +15,8 @@ export interface RequestContext {
   head: boolean
   store: EntityStore
   blobs: BlobStore | undefined
-  /** Absent: the server answers searches with 500 search_failed. */
-  search: Search | undefined
+  /** Absent (or a promise that gives none): the server answers searches with 500 search_failed. */
+  search: Search | PromiseLike<Search | undefined> | undefined
   /** How many change records one changes request scans at most. */
   changesWindow: number
 }

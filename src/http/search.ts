@@ -14,9 +14,10 @@ import { jsonApiAnswer } from './responses.js'
 const CATCHING_UP = 1000
 
 /** GET /v1/search?q=…: up to 100 entities, hybrid-ranked (spec 4.4). */
-export async function searchEntities({ url, links, store, search }: RequestContext): Promise<Answer> {
+export async function searchEntities({ url, links, store, search: searchOrOpening }: RequestContext): Promise<Answer> {
   checkParameters(url, ['q'])
   const q = parseFilterParameter(url, 'q', { allowFreeText: true, required: true })!
+  const search = await searchOrOpening
   if (search === undefined) throw new HttpError('search_failed', 'search is not configured on this server')
   let lag: number
   let entities: Awaited<ReturnType<typeof search.search>>

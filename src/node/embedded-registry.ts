@@ -3,10 +3,14 @@ import { bundledDemoFile, openData, type OpenedData } from '../cli/data-dir.js'
 import type { Progress } from '../cli/progress.js'
 import { counted } from '../cli/progress.js'
 import { openRateLimiter } from '../cli/rate-limit.js'
-import { openSearch, searchLocation } from '../cli/search-setup.js'
 import { createRegistry, type Registry } from '../registry.js'
-import { baseDirOf, importNdjson, type ImportReport } from '../warehouse/import.js'
+import type { SearchSetup } from '../cli/search-setup.js'
+import type { Search } from '../search/search-service.js'
+import type { ImportReport } from '../warehouse/import.js'
 import { readLines } from './read-lines.js'
+
+/** How long after opening the search index is opened, unless a search asks for it first. */
+const SEARCH_OPEN_DELAY_MS = 500
 
 export interface EmbeddedRegistryOptions {
   /** The data directory: the SQLite file, rendition blobs and search index live there. */
@@ -62,22 +66,33 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     await data.store.addKeyHash(await hashApiKey(key))
     print(`created an API key (shown once, kept only hashed): ${key}`)
   }
-  // The index follows the feed in the background; until it has caught up, search answers 503.
-  const search =
-    options.search === 'none'
-      ? undefined
-      : await openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), options.embedder ? { embedderName: options.embedder } : {}).catch((error: unknown) => {
-          // DESIGN 8: where LanceDB's native library cannot load, everything but search still serves.
-          print(`search is off: ${(error as Error).message}`)
-          return undefined
-        })
-  search?.indexer.start()
+  // Opened a moment after the server starts answering, or at the first search if sooner: loading
+  // LanceDB blocks the process for 50 to 300 ms, which the first requests (on a serverless cold
+  // start, the only one) should not wait for. The index then follows the feed in the background;
+  // until it has caught up, search answers 503.
+  let opening: Promise<SearchSetup | undefined> | undefined
+  const openSearchOnce = () =>
+    (opening ??= import('../cli/search-setup.js')
+      .then(({ openSearch, searchLocation }) =>
+        openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), options.embedder ? { embedderName: options.embedder } : {}),
+      )
+      .then((search) => {
+        search.indexer.start()
+        return search
+      })
+      .catch((error: unknown) => {
+        // DESIGN 8: where LanceDB's native library cannot load, everything but search still serves.
+        print(`search is off: ${(error as Error).message}`)
+        return undefined
+      }))
+  const openTimer = options.search === 'none' ? undefined : setTimeout(openSearchOnce, SEARCH_OPEN_DELAY_MS)
+  const search: PromiseLike<Search | undefined> = { then: (resolve, reject) => openSearchOnce().then((setup) => setup?.search).then(resolve, reject) }
   const rateLimit = options.rateLimit ?? 600
   const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis) : undefined
   const registry = createRegistry({
     store: data.store,
     blobs: data.blobs,
-    ...(search ? { search: search.search } : {}),
+    ...(options.search === 'none' ? {} : { search }),
     auth: createApiKeyAuthenticator({ keys: apiKeys, store: data.store }),
     ...(limiter ? { rateLimit: limiter.rateLimit } : {}),
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
@@ -85,7 +100,8 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   return {
     registry,
     async close() {
-      await search?.close()
+      clearTimeout(openTimer)
+      await (await opening)?.close()
       await limiter?.close()
       await data.store.close()
     },
@@ -93,7 +109,9 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
 }
 
 /** Applies an NDJSON file to a data directory's store, with its renditions. */
-export function importFile(file: string, { store, blobs }: OpenedData, progress?: Progress): Promise<ImportReport> {
+export async function importFile(file: string, { store, blobs }: OpenedData, progress?: Progress): Promise<ImportReport> {
+  // Loaded when there is something to import: record validation (zod) is no part of serving.
+  const { baseDirOf, importNdjson } = await import('../warehouse/import.js')
   const lines = readLines(file)
   return importNdjson(progress ? counted(lines, progress) : lines, { warehouse: store.warehouse, blobs, baseDir: baseDirOf(file) })
 }

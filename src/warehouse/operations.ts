@@ -11,7 +11,6 @@ import {
   type WarehouseOperation,
 } from '../ports/warehouse.js'
 import type { NewChange, WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-backend.js'
-import { normalizeRecord } from './record.js'
 
 /** The write side over any store's backend: one implementation of the rules for every store. */
 export function createWarehouse(backend: WarehouseBackend): Warehouse {
@@ -55,6 +54,8 @@ async function applyOperation(tx: WarehouseTransaction, operation: WarehouseOper
 }
 
 async function upsert(tx: WarehouseTransaction, record: EntityRecord): Promise<ChangeSummary | null> {
+  // Loaded at the first write: its validation (zod) is a quarter of a server's cold start.
+  const { normalizeRecord } = await import('./record.js')
   const { id, snapshot, privateSnapshot } = normalizeRecord(record)
   const previous = await tx.getEntity(id)
   const state = isEmptySnapshot(snapshot) ? 'deleted' : 'canonical'

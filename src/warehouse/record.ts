@@ -6,17 +6,7 @@ import { ATTRIBUTE_FIELDS } from '../contract/fields.js'
 import { ENTITY_ID_PATTERN } from '../contract/ids.js'
 import { renditionSchema, textSchema } from '../contract/schemas.js'
 import { WarehouseError, type EntityRecord } from '../ports/warehouse.js'
-
-/**
- * What a record may hold, so that every store keeps it and every answer can carry it: a public
- * snapshot bounds one resource (a page holds 100), a record bounds one write.
- */
-export const RECORD_LIMITS = {
-  /** The public snapshot (contract fields and texts) as JSON, in bytes. */
-  publicSnapshotBytes: 64 * 1024,
-  /** The whole record, private keys included, as JSON, in bytes. */
-  recordBytes: 1024 * 1024,
-} as const
+import { RECORD_LIMITS } from './record-limits.js'
 
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 const QUOTED = '"(?:[\\t !#-\\[\\]-~\\u0080-\\u00ff]|\\\\[\\t -~\\u0080-\\u00ff])*"'

@@ -68,10 +68,13 @@ describe('entity-registry CLI', () => {
     const reindexed = run(['reindex', '--data', own, '--embedder', model])
     expect(reindexed.code, reindexed.err).toBe(0)
     expect(reindexed.out).toMatch(/reindexed: 685 changes applied/)
-    // Served with the default embedder, the index (built by the tiny model) is refused at start, saying how to fix it.
+    // Served with the default embedder, the index (built by the tiny model) is refused as it opens
+    // (just after the server starts), saying how to fix it.
     const other = await startServer(['--data', own, '--api-key', 'k'])
+    const refusal = /search is off: .* was built with the embedder transformers:tiny-bert.*run entity-registry reindex --embedder words/
+    for (let waited = 0; waited < 10_000 && !refusal.test(other.lines.join('\n')); waited += 100) await new Promise((resolve) => setTimeout(resolve, 100))
     other.process.kill('SIGTERM')
-    expect(other.lines.join('\n')).toMatch(/search is off: .* was built with the embedder transformers:tiny-bert.*run entity-registry reindex --embedder words/)
+    expect(other.lines.join('\n')).toMatch(refusal)
     const server = await startServer(['--data', own, '--api-key', 'k', '--embedder', model])
     try {
       let status = 0

@@ -1,7 +1,7 @@
 /** Data no store can keep or no answer can carry is refused at the door, alike on every store. */
 import { expect, it } from 'vitest'
 import { createMemoryBlobStore } from '../../src/memory/memory-blob-store.js'
-import { RECORD_LIMITS } from '../../src/warehouse/record.js'
+import { RECORD_LIMITS } from '../../src/warehouse/record-limits.js'
 import { importNdjson } from '../../src/warehouse/import.js'
 import { describeEachStore, storeDialects, useStore } from './each-store.js'
 import { testRegistry } from '../support/demo.js'
