@@ -8,7 +8,7 @@ import { qualifiersToSql } from './gffs-to-sql.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from './query-shapes.js'
-import { PAGE_COLUMNS, selectChanges, selectEntities, toRenderedEntity, toStoredChange, toStoredEntity } from './rows.js'
+import { PAGE_COLUMNS, selectChanges, selectEntities, asRenderedEntities, toStoredChange, toStoredEntity } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName } from './sql-dialect.js'
 
@@ -105,7 +105,7 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
         } else {
           rows = await shapes.execute(`page${shape}`, [...values, limit + 1], page)
         }
-        const entities = rows.slice(0, limit).map(toRenderedEntity)
+        const entities = asRenderedEntities(rows.slice(0, limit))
         return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null, ...(feedHead === undefined ? {} : { feedHead }) }
       }
       const [window] = await shapes.execute(`window${shape}`, [...values, plan.window], (bound) =>
@@ -125,7 +125,7 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
           .orderBy('id')
           .limit(extra[1] as number)
       })
-      const entities = rows.slice(0, limit).map(toRenderedEntity)
+      const entities = asRenderedEntities(rows.slice(0, limit))
       if (rows.length > limit) return { entities, hasMore: true, cursor: entities.at(-1)!.id, ...withHead }
       // The whole window was checked: the next page starts after it, whether or not it matched.
       const windowFull = Number(window!.scanned) === plan.window

@@ -41,9 +41,12 @@ export function toStoredEntity(row: EntityRow): StoredEntity {
   return { id: row.id, state: row.state, mergedInto: row.merged_into, snapshot: JSON.parse(row.snapshot) }
 }
 
-/** A page row: every canonical entity has its resource (migration 0004 rendered those stored before it). */
-export function toRenderedEntity(row: { id: string | null; resource: string | null }): RenderedEntity {
-  return { id: row.id!, resource: row.resource! }
+/**
+ * Page rows as they are (no copy a row): every canonical entity has its resource (migration 0004
+ * rendered those stored before it), and a row of the page has an id.
+ */
+export function asRenderedEntities(rows: { id: string | null; resource: string | null }[]): RenderedEntity[] {
+  return rows as RenderedEntity[]
 }
 
 export function toStoredChange(row: ChangeRow): StoredChange {
