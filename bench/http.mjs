@@ -1,16 +1,21 @@
 // What a user gets over HTTP, side by side in one run: entity-registry as `entity-registry serve`
-// runs it (Node adapter, SQLite, API key checked, rate limit and search off), a hand-written floor
-// (node:http, one prepared better-sqlite3 statement a request kind, stored JSON concatenated) and
-// Fastify with the same queries, each in its own process over the same data. autocannon in this
-// process, 10 connections; the servers are interleaved request kind by request kind, round by round.
-//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--write]
-// --write puts the table into bench/README.md between its "bench/http.mjs" markers.
+// runs it (Node adapter, API key checked, rate limit and search off), a hand-written floor
+// (node:http, one prepared statement a request kind, stored JSON concatenated) and Fastify with the
+// same queries, each in its own process over the same data. On SQLite by default (better-sqlite3 in
+// the floor); with --postgres on that server (a `pg` Pool of 10 with named prepared statements in
+// the floor, `serve --database` for the registry, whose pool is `pg`'s default of 10 too). autocannon
+// in this process, 10 connections; the servers are interleaved request kind by request kind, round by round.
+//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--postgres postgres://…] [--write]
+// The data set is built once: under bench/.data, and with --postgres in the schema bench_http_<entities>
+// of that database (the blobs still in a directory under bench/.data); drop it to rebuild.
+// --write puts the table into bench/README.md between its "bench/http.mjs sqlite" (or "postgres") markers.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { createSqliteStore } from '../dist/kysely/index.js'
+import pg from 'pg'
+import { createPostgresStore, createSqliteStore } from '../dist/kysely/index.js'
 import { createFileBlobStore, importNdjson } from '../dist/node/index.js'
 import { applyInBatches, DATA_DIR, idOf, KEY, machine, recordOf } from './lib.mjs'
 
@@ -19,28 +24,83 @@ const { values: options } = parseArgs({
     entities: { type: 'string', default: '300000' },
     duration: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '2' },
+    postgres: { type: 'string' },
     write: { type: 'boolean', default: false },
   },
 })
 const total = Number(options.entities)
 const root = new URL('..', import.meta.url).pathname
 
-/** A data directory as `serve --data` reads it: the demo data (renditions included), `total` synthetic entities, merges. */
-async function dataDirectory() {
-  const directory = join(DATA_DIR, `http-${total}`)
+/** The data set of every run, into `store` (blobs under `directory`): the demo data (renditions included), `total` synthetic entities, merges. */
+async function buildDataSet(store, directory) {
+  const demo = join(root, 'demo/entities.jsonl')
+  await importNdjson(readFileSync(demo, 'utf8').split('\n'), { warehouse: store.warehouse, blobs: createFileBlobStore(join(directory, 'blobs')), baseDir: join(root, 'demo') })
+  await applyInBatches(store.warehouse, total, (n) => ({ op: 'upsert', record: recordOf(n) }))
+  // Entity 1 merged into 2, 2 into 3: a get of 1 follows two merges.
+  for (const [source, target] of [[2, 3], [1, 2]]) await store.warehouse.merge(idOf(source), idOf(target))
+}
+
+/** A directory built by `build(partial)` once; an interrupted build is not kept. */
+async function cachedDirectory(name, build) {
+  const directory = join(DATA_DIR, name)
   if (existsSync(directory)) return directory
   const partial = `${directory}.partial`
   rmSync(partial, { recursive: true, force: true })
   mkdirSync(partial, { recursive: true })
-  const store = await createSqliteStore({ file: join(partial, 'registry.sqlite') })
-  const demo = join(root, 'demo/entities.jsonl')
-  await importNdjson(readFileSync(demo, 'utf8').split('\n'), { warehouse: store.warehouse, blobs: createFileBlobStore(join(partial, 'blobs')), baseDir: join(root, 'demo') })
-  await applyInBatches(store.warehouse, total, (n) => ({ op: 'upsert', record: recordOf(n) }))
-  // Entity 1 merged into 2, 2 into 3: a get of 1 follows two merges.
-  for (const [source, target] of [[2, 3], [1, 2]]) await store.warehouse.merge(idOf(source), idOf(target))
-  await store.close()
+  await build(partial)
   renameSync(partial, directory)
   return directory
+}
+
+/** A data directory as `serve --data` reads it. */
+function sqliteData() {
+  return cachedDirectory(`http-${total}`, async (partial) => {
+    const store = await createSqliteStore({ file: join(partial, 'registry.sqlite') })
+    await buildDataSet(store, partial)
+    await store.close()
+  })
+}
+
+/** `url` with every connection's search_path set to `schema`, as `serve --database` takes it. */
+function inSchema(url, schema) {
+  const withSchema = new URL(url)
+  withSchema.searchParams.set('options', `-c search_path=${schema}`)
+  return withSchema.href
+}
+
+/**
+ * The same data set in the schema bench_http_<total> of the server at `url` (built once, in a
+ * schema renamed when complete) and a directory of its blobs: { data, database, version, postmaster }.
+ */
+async function postgresData(url) {
+  const schema = `bench_http_${total}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    const exists = async (name) => (await admin.query('select 1 from pg_namespace where nspname = $1', [name])).rowCount > 0
+    const name = `http-${total}-postgres`
+    if (!(await exists(schema))) rmSync(join(DATA_DIR, name), { recursive: true, force: true })
+    const data = await cachedDirectory(name, async (partial) => {
+      const building = `${schema}_partial`
+      await admin.query(`drop schema if exists ${building} cascade`)
+      await admin.query(`create schema ${building}`)
+      const store = await createPostgresStore({ connectionString: inSchema(url, building) })
+      await buildDataSet(store, partial)
+      await store.close()
+      // What autovacuum would get to in its own time: statistics, and a visibility map for index-only scans.
+      for (const table of ['entities', 'changes']) await admin.query(`vacuum analyze ${building}.${table}`)
+      await admin.query(`drop schema if exists ${schema} cascade`) // left without its blobs
+      await admin.query(`alter schema ${building} rename to ${schema}`)
+    })
+    const version = (await admin.query('show server_version')).rows[0].server_version
+    // The server's CPU time is read from /proc when it runs on this machine.
+    const backend = (await admin.query('select pg_backend_pid() as pid')).rows[0].pid
+    const local = existsSync(`/proc/${backend}/comm`) && readFileSync(`/proc/${backend}/comm`, 'utf8').startsWith('postgres')
+    const postmaster = local ? Number(statOf(backend)[1]) : undefined
+    return { data, database: inSchema(url, schema), version: version.split(' ')[0], postmaster }
+  } finally {
+    await admin.end()
+  }
 }
 
 function start(args) {
@@ -56,24 +116,60 @@ function start(args) {
   })
 }
 
+/** The fields of /proc/<pid>/stat after the command name (Linux): [1] is the parent, [11..14] CPU times. */
+const statOf = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+
 /** User plus system CPU time of a process so far, in microseconds (Linux). */
 function cpuMicros(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  const fields = statOf(pid)
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
 }
 
-async function load(server, path, duration) {
-  const before = cpuMicros(server.pid)
-  const result = await autocannon({ url: server.url + path, connections: 10, duration, headers: { Authorization: `Bearer ${KEY}` } })
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
-  return { rate: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu: (cpuMicros(server.pid) - before) / result.requests.total }
+/**
+ * CPU time of the whole PostgreSQL server so far, in microseconds: the postmaster, its live
+ * processes (backends, background workers) and those that ended (its children's times). Every
+ * session's work, others' too, so a run should have the server to itself. A backend reaped during
+ * the scan (a pool closing an idle connection) would be missed: then the scan is repeated.
+ */
+function serverCpuMicros(postmaster) {
+  const ended = () => {
+    const fields = statOf(postmaster)
+    return Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
+  }
+  for (;;) {
+    const before = ended()
+    let ticks = 0
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue
+      try {
+        const child = statOf(entry)
+        if (child[1] === String(postmaster)) ticks += Number(child[11]) + Number(child[12])
+      } catch {
+        // ended meanwhile: its time is in the postmaster's children's times now
+      }
+    }
+    if (ended() === before) return ((before + ticks) * 1e6) / 100
+  }
 }
 
-const data = await dataDirectory()
+async function load(server, path, duration) {
+  const postmaster = postgres?.postmaster
+  const before = cpuMicros(server.pid)
+  const databaseBefore = postmaster === undefined ? 0 : serverCpuMicros(postmaster)
+  const result = await autocannon({ url: server.url + path, connections: 10, duration, headers: { Authorization: `Bearer ${KEY}` } })
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
+  const cpu = (cpuMicros(server.pid) - before) / result.requests.total
+  const databaseCpu = postmaster === undefined ? 0 : (serverCpuMicros(postmaster) - databaseBefore) / result.requests.total
+  return { rate: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu, databaseCpu }
+}
+
+const postgres = options.postgres === undefined ? undefined : await postgresData(options.postgres)
+const data = postgres?.data ?? (await sqliteData())
+const database = postgres === undefined ? [] : ['--database', postgres.database]
 const servers = {
-  floor: await start([join(root, 'bench/servers/floor.mjs'), data]),
-  Fastify: await start([join(root, 'bench/servers/floor.mjs'), data, '--fastify']),
-  'entity-registry': await start([join(root, 'dist/cli/main.js'), 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--search', 'none', '--port', '0']),
+  floor: await start([join(root, 'bench/servers/floor.mjs'), data, ...database]),
+  Fastify: await start([join(root, 'bench/servers/floor.mjs'), data, ...database, '--fastify']),
+  'entity-registry': await start([join(root, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', '0', '--search', 'none', '--port', '0']),
 }
 try {
   const bill = await (await fetch(`${servers['entity-registry'].url}/v1/entities/hr3590111`, { headers: { Authorization: `Bearer ${KEY}` } })).json()
@@ -100,27 +196,30 @@ try {
   }
   const mean = (runs, key) => runs.reduce((sum, run) => sum + run[key], 0) / runs.length
   const lines = [
-    `${total.toLocaleString('en')} synthetic entities and the demo data; ${machine()}; ${new Date().toISOString().slice(0, 10)};`,
+    `${total.toLocaleString('en')} synthetic entities and the demo data${postgres === undefined ? ' on SQLite' : ` on PostgreSQL ${postgres.version} (same machine, default settings)`}; ${machine()}; ${new Date().toISOString().slice(0, 10)};`,
     `autocannon, 10 connections, ${options.rounds} interleaved rounds of ${duration} s (means).`,
     '',
-    '| request | server | req/s | p50 | p99 | CPU / request | req/s / floor |',
-    '|---|---|---|---|---|---|---|',
   ]
+  // With a local PostgreSQL: the server's CPU time too (every process of it), as the Node process's is.
+  const database = postgres?.postmaster !== undefined
+  if (database) lines[1] += ' CPU / request: the Node process serving; PostgreSQL: the database server\'s processes, all of them.'
+  lines.push(`| request | server | req/s | p50 | p99 | CPU / request |${database ? ' PostgreSQL CPU / request |' : ''} req/s / floor |`)
+  lines.push(`|---|---|---|---|---|---|${database ? '---|' : ''}---|`)
   for (const [kind, byServer] of Object.entries(results)) {
     const floorRate = mean(byServer.floor, 'rate')
     for (const [name, runs] of Object.entries(byServer)) {
       const rate = mean(runs, 'rate')
-      lines.push(`| ${kind} | ${name} | ${Math.round(rate).toLocaleString('en')} | ${mean(runs, 'p50').toFixed(1)} ms | ${mean(runs, 'p99').toFixed(1)} ms | ${Math.round(mean(runs, 'cpu'))} us | ${(rate / floorRate).toFixed(2)} |`)
+      lines.push(`| ${kind} | ${name} | ${Math.round(rate).toLocaleString('en')} | ${mean(runs, 'p50').toFixed(1)} ms | ${mean(runs, 'p99').toFixed(1)} ms | ${Math.round(mean(runs, 'cpu'))} us |${database ? ` ${Math.round(mean(runs, 'databaseCpu'))} us |` : ''} ${(rate / floorRate).toFixed(2)} |`)
     }
   }
   const table = lines.join('\n')
   console.log(`\n${table}`)
   if (options.write) {
     const readme = join(root, 'bench/README.md')
-    const marker = (end) => `<!-- bench/http.mjs sqlite ${end} -->`
+    const marker = (end) => `<!-- bench/http.mjs ${postgres === undefined ? 'sqlite' : 'postgres'} ${end} -->`
     const text = readFileSync(readme, 'utf8')
     const [before, rest] = text.split(marker('start'))
-    if (rest === undefined) throw new Error('bench/README.md has no bench/http.mjs markers')
+    if (rest === undefined) throw new Error(`bench/README.md has no ${marker('start')} marker`)
     writeFileSync(readme, `${before}${marker('start')}\n${table}\n${marker('end')}${rest.split(marker('end'))[1]}`)
   }
 } finally {
