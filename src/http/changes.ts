@@ -3,7 +3,7 @@ import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
 import type { RequestContext } from './context.js'
 import type { Answer } from './answer.js'
-import { changeJson } from './documents.js'
+import { changeTemplate } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
 import { pagedAnswer } from './responses.js'
@@ -28,9 +28,7 @@ export async function listChanges({ url, links, store, changesWindow }: RequestC
   return pagedAnswer(url, links, {
     path: '/v1/entities/changes',
     carried: [['filter', filter.raw], ...(url.searchParams.has('filterScope') ? [['filterScope', scope] as [string, string]] : [])],
-    data: page.changes
-      .map((change) => changeJson(change, links, scope === 'either' ? { matchesFilter: inSubsetAfter(change, qualifiers) } : undefined))
-      .join(','),
+    data: page.changes.map((change) => changeTemplate(change, scope === 'either' ? { matchesFilter: inSubsetAfter(change, qualifiers) } : undefined)),
     cursor: page.cursor,
     hasMore: page.hasMore,
     limit,

@@ -4,7 +4,7 @@ import { followMerges } from '../contract/merges.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import type { RequestContext } from './context.js'
 import type { Answer } from './answer.js'
-import { entitiesJson } from './documents.js'
+import { documentJson, entityTemplate } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
 import { jsonApiAnswer, pagedAnswer } from './responses.js'
@@ -22,7 +22,7 @@ export async function listEntities({ url, links, store }: RequestContext): Promi
   return pagedAnswer(url, links, {
     path: '/v1/entities',
     carried: filter === null ? [] : [['filter', filter.raw]],
-    data: entitiesJson(page.entities, links),
+    data: page.entities.map(entityTemplate),
     cursor: page.cursor !== undefined ? page.cursor : (page.entities.at(-1)?.id ?? null),
     hasMore: page.hasMore,
     limit,
@@ -35,7 +35,7 @@ export async function getEntity({ url, params, links, store }: RequestContext): 
   checkParameters(url, [])
   const id = requireEntityId(params.id)
   const entity = await resolveEntity(store, id)
-  const json = `{"links":{"self":${JSON.stringify(links.entity(id))}},"data":${entitiesJson([entity], links)}}`
+  const json = documentJson(`{"links":{"self":${JSON.stringify(links.entity(id))}},"data":`, [entityTemplate(entity)], '}', links)
   return jsonApiAnswer(json, 200, entity.id === id ? {} : { 'Content-Location': links.entity(entity.id) })
 }
 

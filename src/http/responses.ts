@@ -1,4 +1,6 @@
+import type { ResourceTemplate } from '../contract/resource-json.js'
 import type { Answer } from './answer.js'
+import { documentJson } from './documents.js'
 import type { Links } from './links.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
 
@@ -12,8 +14,8 @@ export interface Page {
   path: string
   /** The parameters carried into `links.next` as the client wrote them (the filter, its scope). */
   carried: [string, string][]
-  /** The resources of the page as JSON text, comma-separated. */
-  data: string
+  /** The resources of the page. */
+  data: readonly ResourceTemplate[]
   /** The page's `meta.cursor`: where the next page starts. */
   cursor: string | null
   hasMore: boolean
@@ -35,7 +37,12 @@ export function pagedAnswer(url: URL, links: Links, page: Page): Answer {
         ])
       : undefined
   const self = JSON.stringify(links.withQuery(page.path, url.searchParams))
-  const json = `{"links":{"self":${self}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}},"data":[${page.data}],"meta":{"cursor":${JSON.stringify(page.cursor)}}}`
+  const json = documentJson(
+    `{"links":{"self":${self}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}},"data":[`,
+    page.data,
+    `],"meta":{"cursor":${JSON.stringify(page.cursor)}}}`,
+    links,
+  )
   return jsonApiAnswer(json, 200, {
     ...(next === undefined ? {} : { Link: `<${next}>; rel="next"` }),
     ...(page.feedHead === null ? {} : { 'Change-Feed-Head': page.feedHead }),

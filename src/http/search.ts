@@ -1,6 +1,6 @@
 import type { RequestContext } from './context.js'
 import type { Answer } from './answer.js'
-import { entitiesJson } from './documents.js'
+import { documentJson, entityTemplate } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter } from './query.js'
 import { jsonApiAnswer } from './responses.js'
@@ -33,6 +33,6 @@ export async function searchEntities({ url, links, store, search: searchOrOpenin
     })
   }
   const feedHead = await store.feedHead()
-  const json = `{"links":{"self":${JSON.stringify(links.withQuery('/v1/search', url.searchParams))}},"data":[${entitiesJson(entities, links)}]}`
+  const json = documentJson(`{"links":{"self":${JSON.stringify(links.withQuery('/v1/search', url.searchParams))}},"data":[`, entities.map(entityTemplate), ']}', links)
   return jsonApiAnswer(json, 200, feedHead === null ? {} : { 'Change-Feed-Head': feedHead })
 }

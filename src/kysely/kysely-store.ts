@@ -56,6 +56,7 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
   await migrateToLatest(db, dialect)
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
   const shapes = createQueryShapes(db)
+  const readFeedHead = async () => encodeHead((await shapes.execute('feed-head', [], () => feedHeadQuery(db)))[0]!.seq)
 
   return {
     db,
@@ -92,16 +93,16 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
         let rows: { id: string | null; resource: string | null }[]
         let feedHead: string | null | undefined
         if (dialect.name === 'postgres') {
-          // One round trip: the head joined to the page (a row even when the page is empty).
-          const joined = await shapes.execute(`page-with-head${shape}`, [...values, limit + 1], (bound) =>
-            db
-              .selectFrom(feedHeadQuery(db).as('head'))
-              .leftJoin(page(bound).as('page'), (join) => join.onTrue())
-              .select(['head.seq as head', 'page.id', 'page.resource'])
-              .orderBy('page.id'),
-          )
-          rows = joined.filter((row) => row.id !== null)
-          feedHead = encodeHead(joined[0]!.head)
+          // One round trip: the feed head as of the page, carried by each row. An empty page has
+          // no row to carry it: then the head is read first and the page again, so that the head
+          // predates the page.
+          const pageWithHead = () =>
+            shapes.execute(`page-with-head${shape}`, [...values, limit + 1], (bound) => page(bound).select(feedHeadQuery(db).as('head')))
+          let carried = await pageWithHead()
+          const headBefore = carried.length === 0 ? await readFeedHead() : undefined
+          if (headBefore !== undefined) carried = await pageWithHead()
+          feedHead = carried.length === 0 ? (headBefore ?? null) : encodeHead(carried[0]!.head)
+          rows = carried
         } else {
           rows = await shapes.execute(`page${shape}`, [...values, limit + 1], page)
         }
@@ -167,10 +168,7 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
       }
     },
 
-    async feedHead() {
-      const [row] = await shapes.execute('feed-head', [], () => feedHeadQuery(db))
-      return encodeHead(row!.seq)
-    },
+    feedHead: readFeedHead,
 
     isChangeId: (id) => decodeChangeId(id) !== null,
 

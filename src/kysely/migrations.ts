@@ -3,6 +3,7 @@ import { Migrator, type Migration } from 'kysely/migration'
 import { CONTRACT_COLUMNS } from '../contract/fields.js'
 import { renderEntityResource } from '../contract/resource-json.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn } from './schema.js'
+import { overriding } from './overriding.js'
 import type { SqlDialect } from './sql-dialect.js'
 
 /**
@@ -133,12 +134,5 @@ function withIntrospectionOf(db: Kysely<any>, schema: string): Kysely<any> {
       return rows.map((row) => ({ name: row.name, isView: row.isView, isForeign: false, columns: [], schema }))
     },
   }
-  // Kysely keeps its state in private fields, so every other member is read off the real instance.
-  return new Proxy(db, {
-    get(target, property) {
-      if (property === 'introspection') return introspection
-      const value: unknown = Reflect.get(target, property, target)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
+  return overriding(db, 'introspection', introspection)
 }

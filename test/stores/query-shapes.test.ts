@@ -1,10 +1,11 @@
 /** Query shapes compiled once run with each call's own values, and a shape that can't be is built per call. */
 import { sql } from 'kysely'
-import { afterEach, beforeEach, expect, it } from 'vitest'
+import pg from 'pg'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseGffs } from '../../src/gffs/index.js'
-import type { KyselyStore } from '../../src/kysely/index.js'
+import { createPostgresStore, type KyselyStore } from '../../src/kysely/index.js'
 import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from '../../src/kysely/query-shapes.js'
-import { describeEachStore, storeDialects } from './each-store.js'
+import { describeEachStore, freshPostgresSchema, storeDialects } from './each-store.js'
 
 const qualifiersOf = (filter: string) => parseGffs(filter, { allowFreeText: false }).qualifiers
 
@@ -70,4 +71,24 @@ it('splits qualifiers into a shape and values, and puts other values back in the
   expect(parameterizeQualifiers(qualifiersOf('type:x,y name:~z displayDate:1..* status:>q')).key).toBe(key)
   expect(parameterizeQualifiers(qualifiersOf('type:x name:~z displayDate:1..* status:>q')).key).not.toBe(key)
   expect(withValues(['1', '2', '3', '4', '5'])).toEqual(qualifiersOf('type:1,2 name:~3 displayDate:4..* status:>5'))
+})
+
+const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
+describe.skipIf(postgres.skipReason !== null)(`named reads on PostgreSQL${postgres.skipReason ? ` (skipped: ${postgres.skipReason})` : ''}`, () => {
+  it('prepares each read once a connection, under a name, and a write not', async () => {
+    const schema = await freshPostgresSchema()
+    // One connection: the statements it prepared are the ones pg_prepared_statements lists.
+    const store = await createPostgresStore({ pool: new pg.Pool({ connectionString: schema.url, max: 1 }) })
+    try {
+      await store.warehouse.upsert({ id: 'a', type: 'person', name: 'Ada' })
+      for (const name of ['Ada', 'Bob', 'Ada']) await store.listEntities({ qualifiers: qualifiersOf(`name:${name}`), after: null, limit: 10 })
+      const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(store.db)
+      const named = rows.filter((row) => row.name.startsWith('entity_registry_'))
+      expect(named.filter((row) => /from "entities"/.test(row.statement) && /"name" in/.test(row.statement))).toHaveLength(1)
+      expect(named.some((row) => /^insert/i.test(row.statement))).toBe(false)
+    } finally {
+      await store.close()
+      await schema.drop()
+    }
+  })
 })
