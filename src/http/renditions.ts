@@ -8,6 +8,9 @@ import { extensionOf } from '../contract/extension.js'
 import type { Answer } from './answer.js'
 import { checkParameters } from './query.js'
 
+/** Downloads up to this size are read whole (`BlobStore.read`), larger ones streamed. */
+const SMALL_DOWNLOAD = 64 * 1024
+
 const RENDITION_FILE = /^(rnd_[^.]*)\.([a-z0-9]+)$/
 
 /** GET /v1/entities/{id}/renditions/{renditionId}.{extension}: the bytes, streamed, with Range. */
@@ -47,7 +50,8 @@ export async function downloadRendition({ request, url, params, store, blobs, he
   headers['Content-Length'] = String(length)
   if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`
   if (head || length === 0) return { status, headers, body: null }
-  const body = await blobs!.get(blobKeyOf(rendition), range ?? undefined)
+  const key = blobKeyOf(rendition)
+  const body = length <= SMALL_DOWNLOAD && blobs!.read ? await blobs!.read(key, range ?? undefined) : await blobs!.get(key, range ?? undefined)
   if (!body) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
   return { status, headers, body }
 }

@@ -53,6 +53,15 @@ describeEachBlobStore('blob store', (blobs) => {
     await blobs().delete('rnd_v') // deleting a missing blob is no error
   })
 
+  it('reads a blob whole, or a range of it, where it can (read is optional)', async () => {
+    const store = blobs()
+    if (store.read === undefined) return
+    await store.put('rnd_w', bytesOf('0123456789'))
+    expect(await store.read('rnd_w')).toEqual(bytesOf('0123456789'))
+    expect(await store.read('rnd_w', { start: 2, end: 5 })).toEqual(bytesOf('2345'))
+    expect(await store.read('rnd_missing')).toBeNull()
+  })
+
   it('answers null for a blob it does not hold', async () => {
     expect(await blobs().stat('rnd_missing')).toBeNull()
     expect(await blobs().get('rnd_missing')).toBeNull()
