@@ -1,6 +1,37 @@
 // Issue: over 2,000,000 changes of which 0.1% match, every changes request answers in under 20 ms,
 // and tailing the whole feed from the start reaches the head.
-import { applyInBatches, benchRegistry, cachedSqliteStore, ms, time } from './lib.mjs'
+import { spawn } from 'node:child_process'
+import { get as httpGet } from 'node:http'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { applyInBatches, benchRegistry, cachedSqliteStore, DATA_DIR, KEY, ms, time } from './lib.mjs'
+
+/**
+ * Milliseconds a just-started `entity-registry serve` over the same file takes to answer its first
+ * request (as a user gets it: over HTTP, statements not yet prepared, code not yet optimized).
+ */
+async function firstRequestOfAServer(path) {
+  const cli = new URL('../dist/cli/main.js', import.meta.url).pathname
+  const args = [cli, 'serve', '--database', join(DATA_DIR, 'changes-2m.sqlite'), '--data', mkdtempSync(join(tmpdir(), 'er-first-')), '--api-key', KEY, '--search', 'none', '--port', '0']
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  const url = await new Promise((resolve) => {
+    let output = ''
+    child.stdout.on('data', (chunk) => {
+      output += chunk
+      const match = /listening on (http:\/\/\S+)/.exec(output)
+      if (match) resolve(match[1])
+    })
+  })
+  const started = performance.now()
+  const status = await new Promise((resolve, reject) =>
+    httpGet(url + path, { headers: { Authorization: `Bearer ${KEY}` } }, (response) => response.resume().on('end', () => resolve(response.statusCode))).on('error', reject),
+  )
+  const elapsed = performance.now() - started
+  child.kill()
+  if (status !== 200) throw new Error(`first request: status ${status}`)
+  return elapsed
+}
 
 const TOTAL = 2_000_000
 const ENTITIES = 200_000
@@ -27,7 +58,7 @@ let next = `/v1/entities/changes?${filter}&page[limit]=100`
 let matches = 0
 let cursor = null
 let requests = 0
-// The tail's first request is the process's first (statements prepared, pages read cold).
+const head = (await get('/v1/entities?page[limit]=1')).headers.get('change-feed-head')
 while (next) {
   const started = performance.now()
   const response = await get(next.replace('http://bench.local', ''))
@@ -38,11 +69,11 @@ while (next) {
   next = document.links.next
   requests++
 }
-const first = samples[0]
-const head = (await get('/v1/entities?page[limit]=1')).headers.get('change-feed-head')
+const first = await firstRequestOfAServer(`/v1/entities/changes?${filter}&page[limit]=100`)
 samples.sort((a, b) => a - b)
 console.log(`\nchange feed over ${TOTAL.toLocaleString('en')} changes, ${(100 / MATCH_EVERY).toFixed(1)}% matching (window 10,000)`)
-console.log(`tail from the start: ${requests} requests, ${matches} matches, reached the head: ${cursor === head}; the process's first request ${ms(first)}`)
+console.log(`tail from the start: ${requests} requests, ${matches} matches, reached the head: ${cursor === head}`)
+console.log(`the first request of a fresh \`entity-registry serve\` over HTTP: ${ms(first)}`)
 console.log('| request | p50 | p95 | max | p50 / baseline |')
 console.log('|---|---|---|---|---|')
 const baseline = await time(200, () => get('/v1/entities?page[limit]=100'))
@@ -57,6 +88,6 @@ for (const [name, r] of [
 ]) {
   console.log(`| ${name} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(r.max)} | ${(r.p50 / baseline.p50).toFixed(2)} |`)
 }
-const worst = Math.max(tail.max, noMatch.max, everything.max)
+const worst = Math.max(tail.max, noMatch.max, everything.max, first)
 console.log(`\ntarget (every request under 20 ms): slowest ${ms(worst)}: ${worst < 20 && cursor === head && matches === TOTAL / MATCH_EVERY ? 'met' : 'NOT met'}`)
 await store.close()
