@@ -1,10 +1,10 @@
-import type { Connection, FullTextQuery, Occur, Table } from '@lancedb/lancedb'
+import type { Connection, FullTextQuery, Occur, Query, Table, VectorQuery } from '@lancedb/lancedb'
 import type { PublicSnapshot } from '../contract/entity.js'
 import { CONTRACT_COLUMNS, CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
 import type { IndexedEntity, IndexState, SearchIndex } from '../ports/search-index.js'
-import { prefilterOf, sqlString } from './where.js'
+import { prefilterOf, residualOf, sqlString } from './where.js'
 
 export interface LancedbSearchIndexOptions {
   /** A local directory or any LanceDB URI (`s3://bucket/path`, `gs://…`). */
@@ -21,6 +21,14 @@ const ENTITIES = 'entities'
 /** Below this many rows a prefilter scan costs less than keeping bitmaps current. */
 const BITMAP_THRESHOLD = 10_000
 const STATE = 'state'
+/** IVF partitions a vector search probes: 50 keep recall@100 near 0.99 at 1M rows (DESIGN 10). */
+const PROBES = 50
+/**
+ * Under a prefilter: one that keeps few rows keeps few in each partition, so its nearest rows lie in
+ * more partitions. Measured at 1M rows under a 3% prefilter, recall@100 0.94 to 0.96 at 50 probes,
+ * 0.965 to 0.98 at 70 (two sets of queries), for 2 ms more.
+ */
+const PREFILTERED_PROBES = 70
 
 /**
  * The default search index: LanceDB, on local disk or object storage. One table holds the contract
@@ -83,9 +91,22 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     }
     return matchesQualifiers(qualifiers, snapshot as PublicSnapshot)
   }
-  /** A `~` qualifier is checked after the prefilter: ask for more rows to keep `limit` after it. */
-  const depthFor = (qualifiers: readonly Qualifier[], limit: number) => (qualifiers.some((qualifier) => qualifier.op === 'contains') ? limit * 4 : limit)
-  const columns = ['id', ...CONTRACT_FIELDS.map((field) => CONTRACT_COLUMNS[field])]
+
+  /**
+   * One ranking's ids: the prefilter runs in LanceDB; what it leaves out (`~`) is checked here on
+   * the only columns it reads, so that a ranking without `~` takes just the ids of its rows (every
+   * column more is a read per result). The score column is named so that LanceDB need not add it.
+   */
+  async function idsOf(search: Query | VectorQuery, scoreColumn: '_score' | '_distance', qualifiers: readonly Qualifier[], limit: number): Promise<string[]> {
+    const residual = residualOf(qualifiers)
+    const columns = new Set(['id', ...residual.map((qualifier) => CONTRACT_COLUMNS[qualifier.field]), scoreColumn])
+    // A `~` qualifier is checked after the prefilter: ask for more rows to keep `limit` after it.
+    search.select([...columns]).limit(residual.length > 0 ? limit * 4 : limit)
+    const where = prefilterOf(qualifiers)
+    if (where !== null) search.where(where)
+    const rows = await search.toArray()
+    return (residual.length > 0 ? rows.filter(exact(residual)) : rows).slice(0, limit).map((row) => row.id as string)
+  }
 
   return {
     async state(): Promise<IndexState> {
@@ -112,26 +133,13 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
 
     async fullText(terms, qualifiers, limit) {
       if ((await entities.countRows()) === 0) return []
-      const query = new lancedb.BooleanQuery(
-        terms.map((term): [Occur, FullTextQuery] => [
-          lancedb.Occur.Must,
-          term.length === 1 ? new lancedb.MatchQuery(term[0]!, 'tokens') : new lancedb.PhraseQuery(term.join(' '), 'tokens'),
-        ]),
-      )
-      let search = entities.query().fullTextSearch(query, { columns: 'tokens' }).select([...columns, '_score']).limit(depthFor(qualifiers, limit))
-      const where = prefilterOf(qualifiers)
-      if (where !== null) search = search.where(where)
-      const rows = await search.toArray()
-      return rows.filter(exact(qualifiers)).slice(0, limit).map((row) => row.id as string)
+      return idsOf(entities.query().fullTextSearch(fullTextQueryOf(lancedb, terms), { columns: 'tokens' }), '_score', qualifiers, limit)
     },
 
     async nearest(vector, qualifiers, limit) {
       if ((await entities.countRows()) === 0) return []
-      let search = entities.query().nearestTo(Array.from(vector)).distanceType('cosine').nprobes(50).select(columns).limit(depthFor(qualifiers, limit))
-      const where = prefilterOf(qualifiers)
-      if (where !== null) search = search.where(where)
-      const rows = await search.toArray()
-      return rows.filter(exact(qualifiers)).slice(0, limit).map((row) => row.id as string)
+      const probes = prefilterOf(qualifiers) === null ? PROBES : PREFILTERED_PROBES
+      return idsOf(entities.query().nearestTo(Array.from(vector)).distanceType('cosine').nprobes(probes), '_distance', qualifiers, limit)
     },
 
     async clear() {
@@ -154,6 +162,22 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
       db.close()
     },
   }
+}
+
+/**
+ * Every term must match. The words go as one AND match, the phrases as clauses beside it: the same
+ * BM25 scores as one clause a word, in one scorer rather than one a clause (measured at 1M rows,
+ * 2 words under a prefilter: 7 ms rather than 16).
+ */
+function fullTextQueryOf(lancedb: typeof import('@lancedb/lancedb'), terms: string[][]): FullTextQuery {
+  const words = terms.filter((term) => term.length === 1).map((term) => term[0]!)
+  const phrases = terms.filter((term) => term.length > 1)
+  const allWords = words.length > 0 ? new lancedb.MatchQuery(words.join(' '), 'tokens', { operator: lancedb.Operator.And }) : null
+  if (allWords !== null && phrases.length === 0) return allWords
+  return new lancedb.BooleanQuery([
+    ...(allWords !== null ? [[lancedb.Occur.Must, allWords] as [Occur, FullTextQuery]] : []),
+    ...phrases.map((phrase): [Occur, FullTextQuery] => [lancedb.Occur.Must, new lancedb.PhraseQuery(phrase.join(' '), 'tokens')]),
+  ])
 }
 
 function rowOf(entity: IndexedEntity): Record<string, unknown> {

@@ -22,6 +22,11 @@ export function prefilterOf(qualifiers: readonly Qualifier[]): string | null {
   return conditions.length === 0 ? null : conditions.join(' AND ')
 }
 
+/** The qualifiers that `prefilterOf` leaves out (`~`): the exact check after it needs their columns, no others. */
+export function residualOf(qualifiers: readonly Qualifier[]): Qualifier[] {
+  return qualifiers.filter((qualifier) => positiveCondition(qualifier) === null)
+}
+
 function positiveCondition(qualifier: Qualifier): string | null {
   const column = CONTRACT_COLUMNS[qualifier.field]
   switch (qualifier.op) {

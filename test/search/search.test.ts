@@ -112,6 +112,25 @@ for (const kind of searchIndexKinds) {
   })
 }
 
+describe('search indexes agree', () => {
+  // Ties (titles of the same length) may come in any order: what must agree is what matches.
+  it('finds the same entities for words, phrases and qualifiers on every index', async () => {
+    const store = createMemoryStore()
+    await importDemo(store.warehouse)
+    const opened = await Promise.all(searchIndexKinds.map((kind) => kind.open(embedder.dimensions)))
+    for (const { index } of opened) await createIndexer({ store, index, embedder }).catchUp()
+    const queries = ['house committee', 'committee committee house', 'committee "ways and means"', 'senate "ways and means"', 'act tax relief', 'committee type:committee title:~agri', 'senator -jurisdiction:US-WA']
+    for (const q of queries) {
+      const query = parseGffs(q, { allowFreeText: true })
+      const terms = query.text.map((term) => tokenize(term.text))
+      const [reference, ...others] = await Promise.all(opened.map(({ index }) => index.fullText(terms, query.qualifiers, 1000)))
+      expect(reference!.length, q).toBeLessThan(1000) // all that match, so that no tie is cut off
+      for (const found of others) expect(found.toSorted(), q).toEqual(reference!.toSorted())
+    }
+    for (const { dispose } of opened) await dispose()
+  })
+})
+
 describe('search errors', () => {
   const store = createMemoryStore()
   const failing = (what: string): Embedder => ({ id: 'failing', dimensions: 3, embed: async () => Promise.reject(new Error(`${what} is down`)) })
