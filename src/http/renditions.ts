@@ -8,8 +8,12 @@ import { extensionOf } from '../contract/extension.js'
 import type { Answer } from './answer.js'
 import { checkParameters } from './query.js'
 
-/** Downloads up to this size are read whole (`BlobStore.read`), larger ones streamed. */
-const SMALL_DOWNLOAD = 64 * 1024
+/**
+ * Downloads up to this size are read whole (`BlobStore.read`), larger ones streamed: a file's way
+ * through a Web stream and back costs several times reading it, and a MiB a request in flight is
+ * little memory.
+ */
+const WHOLE_DOWNLOAD_LIMIT = 1024 * 1024
 
 const RENDITION_FILE = /^(rnd_[^.]*)\.([a-z0-9]+)$/
 
@@ -51,7 +55,7 @@ export async function downloadRendition({ request, url, params, store, blobs, he
   if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`
   if (head || length === 0) return { status, headers, body: null }
   const key = blobKeyOf(rendition)
-  const body = length <= SMALL_DOWNLOAD && blobs!.read ? await blobs!.read(key, range ?? undefined) : await blobs!.get(key, range ?? undefined)
+  const body = length <= WHOLE_DOWNLOAD_LIMIT && blobs!.read ? await blobs!.read(key, range ?? undefined) : await blobs!.get(key, range ?? undefined)
   if (!body) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
   return { status, headers, body }
 }

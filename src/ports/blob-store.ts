@@ -18,8 +18,8 @@ export interface BlobStore {
   /** A stream of the bytes (of `range` when given), or null when there is no such blob. */
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>
   /**
-   * Optional: the bytes at once (of `range` when given), or null. Downloads of up to 64 KB use it
-   * when present: a stream costs more than the bytes of a small rendition.
+   * Optional: the bytes at once (of `range` when given), or null. Downloads of up to 1 MiB use it
+   * when present: a stream costs several times the bytes of a small rendition.
    */
   read?(key: string, range?: ByteRange): Promise<Uint8Array | null>
   /** Removes the blob; removing a missing one is not an error. */
