@@ -11,7 +11,7 @@ import { jsonApiAnswer } from './responses.js'
  * the index within a second) are answered: every result is checked against the store, so a result
  * is never wrong, at most one not yet indexed is missing.
  */
-const CATCHING_UP = 1000
+export const CATCHING_UP = 1000
 
 /** GET /v1/search?q=…: up to 100 entities, hybrid-ranked (spec 4.4). */
 export async function searchEntities({ url, links, store, search: searchOrOpening }: RequestContext): Promise<Answer> {

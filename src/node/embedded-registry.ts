@@ -3,6 +3,7 @@ import { bundledDemoFile, openData, type OpenedData } from '../cli/data-dir.js'
 import type { Progress } from '../cli/progress.js'
 import { counted } from '../cli/progress.js'
 import { openRateLimiter } from '../cli/rate-limit.js'
+import { CATCHING_UP } from '../http/search.js'
 import { createRegistry, type Registry } from '../registry.js'
 import type { SearchSetup } from '../cli/search-setup.js'
 import type { Search } from '../search/search-service.js'
@@ -76,7 +77,10 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
       .then(({ openSearch, searchLocation }) =>
         openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), options.embedder ? { embedderName: options.embedder } : {}),
       )
-      .then((search) => {
+      .then(async (search) => {
+        // A short backlog is applied before the index answers (the first search would miss it);
+        // over a long one (an index being built) search answers 503 until it has caught up.
+        if ((await search.indexer.lag()) <= CATCHING_UP) await search.indexer.catchUp().catch(() => undefined)
         search.indexer.start()
         return search
       })
