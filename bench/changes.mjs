@@ -1,34 +1,24 @@
 // Issue: over 2,000,000 changes of which 0.1% match, every changes request answers in under 20 ms,
 // and tailing the whole feed from the start reaches the head.
-import { spawn } from 'node:child_process'
 import { get as httpGet } from 'node:http'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { applyInBatches, benchRegistry, cachedSqliteStore, DATA_DIR, KEY, ms, time } from './lib.mjs'
+import { applyInBatches, benchRegistry, cachedSqliteStore, DATA_DIR, KEY, ms, ROOT, startServer, time } from './lib.mjs'
 
 /**
  * Milliseconds a just-started `entity-registry serve` over the same file takes to answer its first
  * request (as a user gets it: over HTTP, statements not yet prepared, code not yet optimized).
  */
 async function firstRequestOfAServer(path) {
-  const cli = new URL('../dist/cli/main.js', import.meta.url).pathname
-  const args = [cli, 'serve', '--database', join(DATA_DIR, 'changes-2m.sqlite'), '--data', mkdtempSync(join(tmpdir(), 'er-first-')), '--api-key', KEY, '--search', 'none', '--port', '0']
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
-  const url = await new Promise((resolve) => {
-    let output = ''
-    child.stdout.on('data', (chunk) => {
-      output += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(output)
-      if (match) resolve(match[1])
-    })
-  })
+  const args = [join(ROOT, 'dist/cli/main.js'), 'serve', '--database', join(DATA_DIR, 'changes-2m.sqlite'), '--data', mkdtempSync(join(tmpdir(), 'er-first-')), '--api-key', KEY, '--search', 'none', '--port', '0']
+  const server = await startServer(process.execPath, args)
   const started = performance.now()
   const status = await new Promise((resolve, reject) =>
-    httpGet(url + path, { headers: { Authorization: `Bearer ${KEY}` } }, (response) => response.resume().on('end', () => resolve(response.statusCode))).on('error', reject),
+    httpGet(server.url + path, { headers: { Authorization: `Bearer ${KEY}` } }, (response) => response.resume().on('end', () => resolve(response.statusCode))).on('error', reject),
   )
   const elapsed = performance.now() - started
-  child.kill()
+  server.stop()
   if (status !== 200) throw new Error(`first request: status ${status}`)
   return elapsed
 }

@@ -2,14 +2,13 @@
 // over the demo data already imported; the median of 7. Beside it, the same for a node:http server
 // answering fixed bytes (what Node itself costs) and the registry's imports alone.
 //   node bench/cold-start.mjs
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { machine } from './lib.mjs'
+import { machine, ROOT as root, startServer } from './lib.mjs'
 
-const root = new URL('..', import.meta.url).pathname
 const cli = join(root, 'dist/cli/main.js')
 const KEY = 'bench-key'
 const data = mkdtempSync(join(tmpdir(), 'er-cold-'))
@@ -18,20 +17,11 @@ spawnSync(process.execPath, [cli, 'import', '--data', data, join(root, 'demo/ent
 /** Milliseconds from spawn to the first answer of `path`. */
 async function coldStart(args, path) {
   const started = performance.now()
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
-  const url = await new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`exited with ${code}`)))
-    let output = ''
-    child.stdout.on('data', (chunk) => {
-      output += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(output)
-      if (match) resolve(match[1])
-    })
-  })
-  const response = await fetch(url + path, { headers: { Authorization: `Bearer ${KEY}` } })
+  const server = await startServer(process.execPath, args)
+  const response = await fetch(server.url + path, { headers: { Authorization: `Bearer ${KEY}` } })
   await response.arrayBuffer()
   const elapsed = performance.now() - started
-  child.kill()
+  server.stop()
   if (response.status !== 200) throw new Error(`status ${response.status}`)
   return elapsed
 }

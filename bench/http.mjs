@@ -9,7 +9,6 @@
 // The data set is built once: under bench/.data, and with --postgres in the schema bench_http_<entities>
 // of that database (the blobs still in a directory under bench/.data); drop it to rebuild.
 // --write puts the table into bench/README.md between its "bench/http.mjs sqlite" (or "postgres") markers.
-import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -17,7 +16,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { createPostgresStore, createSqliteStore } from '../dist/kysely/index.js'
 import { createFileBlobStore, importNdjson } from '../dist/node/index.js'
-import { applyInBatches, DATA_DIR, idOf, KEY, machine, recordOf } from './lib.mjs'
+import { applyInBatches, DATA_DIR, idOf, KEY, machine, recordOf, ROOT as root, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -29,7 +28,6 @@ const { values: options } = parseArgs({
   },
 })
 const total = Number(options.entities)
-const root = new URL('..', import.meta.url).pathname
 
 /** The data set of every run, into `store` (blobs under `directory`): the demo data (renditions included), `total` synthetic entities, merges. */
 async function buildDataSet(store, directory) {
@@ -103,19 +101,6 @@ async function postgresData(url) {
   }
 }
 
-function start(args) {
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)))
-    let output = ''
-    child.stdout.on('data', (chunk) => {
-      output += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(output)
-      if (match) resolve({ url: match[1], pid: child.pid, stop: () => child.kill() })
-    })
-  })
-}
-
 /** The fields of /proc/<pid>/stat after the command name (Linux): [1] is the parent, [11..14] CPU times. */
 const statOf = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
 
@@ -167,9 +152,9 @@ const postgres = options.postgres === undefined ? undefined : await postgresData
 const data = postgres?.data ?? (await sqliteData())
 const database = postgres === undefined ? [] : ['--database', postgres.database]
 const servers = {
-  floor: await start([join(root, 'bench/servers/floor.mjs'), data, ...database]),
-  Fastify: await start([join(root, 'bench/servers/floor.mjs'), data, ...database, '--fastify']),
-  'entity-registry': await start([join(root, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', '0', '--search', 'none', '--port', '0']),
+  floor: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database]),
+  Fastify: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database, '--fastify']),
+  'entity-registry': await startServer(process.execPath, [join(root, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', '0', '--search', 'none', '--port', '0']),
 }
 try {
   const bill = await (await fetch(`${servers['entity-registry'].url}/v1/entities/hr3590111`, { headers: { Authorization: `Bearer ${KEY}` } })).json()

@@ -1,14 +1,32 @@
 // Shared helpers of the benchmarks: build a large store once (cached under bench/.data), time requests
 // through the registry's fetch handler (server time: routing, SQL, JSON), report percentiles.
+import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { createInterface } from 'node:readline'
 import { createApiKeyAuthenticator, createRegistry } from '../dist/index.js'
 import { createSqliteStore } from '../dist/kysely/index.js'
 
 export const KEY = 'bench-key'
 export const DATA_DIR = new URL('./.data/', import.meta.url).pathname
+export const ROOT = new URL('..', import.meta.url).pathname
+
+/**
+ * Starts a server in its own process group and resolves when it prints "listening on URL": its URL,
+ * its pid, and a stop function that ends the whole group (`npm start` runs the server as a child).
+ */
+export function startServer(command, args, { cwd = ROOT, env = {} } = {}) {
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], detached: true })
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}`)))
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const match = /^listening on (http:\/\/\S+)$/.exec(line)
+      if (match) resolve({ url: match[1], pid: child.pid, stop: () => process.kill(-child.pid, 'SIGTERM') })
+    })
+  })
+}
 
 /** Opens (building it on first use) a SQLite store under bench/.data; an interrupted build is not kept. */
 export async function cachedSqliteStore(name, build, tuning = {}) {

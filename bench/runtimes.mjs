@@ -3,16 +3,13 @@
 // and the Next.js example (when `examples/nextjs` is installed), each serving the demo data. The floor
 // is a hand-written node:http server answering the same bytes from memory: no routing, no store.
 // Load: autocannon in this process, 10 connections, 5 s a request kind; the server has the other core.
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import autocannon from 'autocannon'
-import { machine } from './lib.mjs'
+import { machine, ROOT as root, startServer as start } from './lib.mjs'
 
-const root = new URL('..', import.meta.url).pathname
 const cli = join(root, 'dist/cli/main.js')
 const bin = (name) => join(root, 'node_modules/.bin', name)
 const KEY = 'bench-key'
@@ -31,18 +28,6 @@ if (existsSync(join(nextExample, '.next/BUILD_ID'))) {
   servers.push(['Next.js (next start)', '/api/registry', (data) => start('npm', ['start'], { cwd: nextExample, env: env(data) })])
 } else {
   console.log('Next.js skipped: run `npm install && npm run build` in examples/nextjs first')
-}
-
-/** Starts a server in its own process group; resolves with its URL and a stop function. */
-function start(command, args, { cwd = root, env: extra = {} } = {}) {
-  const child = spawn(command, args, { cwd, env: { ...process.env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'], detached: true })
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${command} exited with ${code}`)))
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = /^listening on (http:\/\/\S+)$/.exec(line)
-      if (match) resolve({ url: match[1], stop: () => process.kill(-child.pid, 'SIGTERM') })
-    })
-  })
 }
 
 async function load(url) {

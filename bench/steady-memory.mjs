@@ -3,27 +3,18 @@
 // pages and gets by id; RSS sampled every 5 s. Flat means the last samples are within a few MB of
 // those after warm-up.
 //   node bench/steady-memory.mjs [--requests 1000000]
-import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { DATA_DIR, idOf, KEY, machine } from './lib.mjs'
+import { DATA_DIR, idOf, KEY, machine, ROOT, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({ options: { requests: { type: 'string', default: '1000000' }, entities: { type: 'string', default: '300000' } } })
 const data = join(DATA_DIR, `http-${options.entities}`)
 if (!existsSync(data)) throw new Error(`${data} is missing: run bench/http.mjs first`)
-const root = new URL('..', import.meta.url).pathname
-const child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--search', 'none', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
-const url = await new Promise((resolve) => {
-  let output = ''
-  child.stdout.on('data', (chunk) => {
-    output += chunk
-    const match = /listening on (http:\/\/\S+)/.exec(output)
-    if (match) resolve(match[1])
-  })
-})
-const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024
+const server = await startServer(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--search', 'none', '--port', '0'])
+const { url } = server
+const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024
 const samples = []
 const sampler = setInterval(() => samples.push(rss()), 5000)
 let n = 0
@@ -37,7 +28,7 @@ const result = await autocannon({
   requests: [{ setupRequest: (request) => ({ ...request, path: n++ % 5 < 4 ? `/v1/entities/${idOf((n * 7919) % Number(options.entities))}` : paths[n % 2] }) }],
 })
 clearInterval(sampler)
-child.kill()
+server.stop()
 const mb = (value) => `${value.toFixed(0)} MB`
 const warm = samples[Math.min(2, samples.length - 1)]
 console.log(`machine: ${machine()}`)
