@@ -109,13 +109,15 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
         const entities = asRenderedEntities(rows.slice(0, limit))
         return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null, ...(feedHead === undefined ? {} : { feedHead }) }
       }
-      const [window] = await shapes.execute(`window${shape}`, [...values, plan.window], (bound) =>
-        db
-          .selectFrom((eb) => eb.selectFrom('entities').select('id').where(filterOf(bound).candidates).orderBy('id').limit(filterOf(bound).extra[0] as number).as('window'))
-          .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last'), feedHeadQuery(db).as('head')]),
-      )
-      const feedHead = encodeHead(window!.head)
-      const withHead = dialect.name === 'postgres' ? { feedHead } : {}
+      const [window] = await shapes.execute(`window${shape}`, [...values, plan.window], (bound) => {
+        const { candidates, extra } = filterOf(bound)
+        return db
+          .selectFrom((eb) => eb.selectFrom('entities').select('id').where(candidates).orderBy('id').limit(extra[0] as number).as('window'))
+          .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last')])
+          // The head in the same round trip where pages carry it; on SQLite the handler reads it.
+          .$if(dialect.name === 'postgres', (query) => query.select(feedHeadQuery(db).as('head')))
+      })
+      const withHead = dialect.name === 'postgres' ? { feedHead: encodeHead(window!.head) } : {}
       if (window!.last === null) return { entities: [], hasMore: false, cursor: after, ...withHead }
       const rows = await shapes.execute(`window-page${shape}`, [...values, window!.last, limit + 1], (bound) => {
         const { candidates, residualQualifiers, extra } = filterOf(bound)
