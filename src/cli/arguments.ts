@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { ServeOptions } from './commands.js'
+import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import type { DataOptions } from './data-dir.js'
 
 /** Bad usage: one line on stderr and exit code 2; nothing was done. */
@@ -224,8 +225,8 @@ function database(value: string): string {
 }
 
 function embedder(value: string): string {
-  if (value === 'words' || /^transformers:.+/.test(value)) return value
-  throw new UsageError(`--embedder takes words or transformers:DIR, not "${value}"`)
+  if (parseEmbedderName(value) !== null) return value
+  throw new UsageError(`--embedder takes ${EMBEDDER_NAMES}, not "${value}"`)
 }
 
 function wholeNumber(value: string, option: string): number {

@@ -6,6 +6,7 @@ import type { EntityStore } from '../ports/entity-store.js'
 import { createIndexer, otherEmbedderOf, type Indexer } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import type { Print } from './commands.js'
+import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 
 export interface SearchSetup {
   search: Search
@@ -23,11 +24,9 @@ export function searchLocation(options: { data: string; search?: string }): stri
  * `transformers:DIR` (a transformers.js model in DIR; `@huggingface/transformers` installed).
  */
 export function embedderNamed(name = 'words'): Embedder {
-  if (name === 'words') return createWordVectorEmbedder()
-  if (name.startsWith('transformers:') && name.length > 'transformers:'.length) {
-    return createTransformersEmbedder({ modelPath: name.slice('transformers:'.length) })
-  }
-  throw new Error(`unknown embedder "${name}": use words or transformers:DIR`)
+  const named = parseEmbedderName(name)
+  if (named === null) throw new Error(`unknown embedder "${name}": use ${EMBEDDER_NAMES}`)
+  return named.kind === 'words' ? createWordVectorEmbedder() : createTransformersEmbedder({ modelPath: named.modelPath })
 }
 
 /**
