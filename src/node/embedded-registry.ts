@@ -89,14 +89,15 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
         print(`search is off: ${(error as Error).message}`)
         return undefined
       }))
-  const openTimer = options.search === 'none' ? undefined : setTimeout(openSearchOnce, SEARCH_OPEN_DELAY_MS)
+  const searchOn = options.search !== 'none'
+  const openTimer = searchOn ? setTimeout(openSearchOnce, SEARCH_OPEN_DELAY_MS) : undefined
   const search: PromiseLike<Search | undefined> = { then: (resolve, reject) => openSearchOnce().then((setup) => setup?.search).then(resolve, reject) }
   const rateLimit = options.rateLimit ?? 600
   const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis) : undefined
   const registry = createRegistry({
     store: data.store,
     blobs: data.blobs,
-    ...(options.search === 'none' ? {} : { search }),
+    ...(searchOn ? { search } : {}),
     auth: createApiKeyAuthenticator({ keys: apiKeys, store: data.store }),
     ...(limiter ? { rateLimit: limiter.rateLimit } : {}),
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
