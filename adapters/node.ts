@@ -104,9 +104,10 @@ function toRequestView(req: IncomingMessage, options: NodeHandlerOptions): Reque
     url,
     headers: {
       get(name: string): string | null {
+        const wanted = name.toLowerCase()
         let value: string | null = null
         for (let index = 0; index < raw.length; index += 2) {
-          if (raw[index]!.length !== name.length || raw[index]!.toLowerCase() !== name.toLowerCase() || isPseudoHeader(raw[index]!)) continue
+          if (raw[index]!.length !== wanted.length || raw[index]!.toLowerCase() !== wanted || isPseudoHeader(raw[index]!)) continue
           value = value === null ? raw[index + 1]! : `${value}, ${raw[index + 1]!}`
         }
         return value
