@@ -20,7 +20,7 @@ export function changeTemplate(change: StoredChange, meta?: Record<string, unkno
  */
 export function documentJson(before: string, resources: readonly ResourceTemplate[], after: string, links: Links): string {
   const parts = [before]
-  resources.forEach((resource, index) => parts.push(index === 0 ? resource : `,${resource}`))
+  resources.forEach((resource, index) => (index === 0 ? parts.push(resource) : parts.push(',', resource)))
   parts.push(after)
   return fillResourceTemplate(parts.join(''), links.base)
 }
