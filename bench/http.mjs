@@ -5,7 +5,8 @@
 // the floor); with --postgres on that server (a `pg` Pool of 10 with named prepared statements in
 // the floor, `serve --database` for the registry, whose pool is `pg`'s default of 10 too). autocannon
 // in this process, 10 connections; the servers are interleaved request kind by request kind, round by round.
-//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--postgres postgres://…] [--write]
+//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--postgres postgres://…] [--only get] [--write]
+// --only runs the request kinds whose name holds that text (and refuses --write).
 // The data set is built once: under bench/.data, and with --postgres in the schema bench_http_<entities>
 // of that database (the blobs still in a directory under bench/.data); drop it to rebuild.
 // --write puts the table into bench/README.md between its "bench/http.mjs sqlite" (or "postgres") markers.
@@ -25,6 +26,7 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '2' },
     postgres: { type: 'string' },
     write: { type: 'boolean', default: false },
+    only: { type: 'string' },
   },
 })
 const total = Number(options.entities)
@@ -167,6 +169,10 @@ try {
     'get merged (two hops)': `/v1/entities/${idOf(1)}`,
     'changes, type:committee jurisdiction:US-WA (0.2%)': '/v1/entities/changes?filter=type:committee%20jurisdiction:US-WA&page[limit]=100',
     'rendition download (HTML)': new URL(rendition).pathname,
+  }
+  if (options.only !== undefined) {
+    if (options.write) throw new Error('--only measures part of the table: it cannot --write it')
+    for (const kind of Object.keys(kinds)) if (!kind.includes(options.only)) delete kinds[kind]
   }
   const duration = Number(options.duration)
   const results = {}

@@ -17,12 +17,13 @@ export async function listEntities({ url, links, store }: RequestContext): Promi
   // The head is read before the page (or with it): a client following the feed from it misses
   // nothing this page predates.
   const headBefore = store.pagesCarryFeedHead ? null : await store.feedHead()
-  const page = await store.listEntities({ qualifiers: filter?.query.qualifiers ?? [], after, limit })
+  const page = await store.listEntities({ qualifiers: filter?.query.qualifiers ?? [], after, limit, joined: true })
   const feedHead = store.pagesCarryFeedHead ? (page.feedHead ?? null) : headBefore
+  const joined = page.joinedResources
   return pagedAnswer(url, links, {
     path: '/v1/entities',
     carried: filter === null ? [] : [['filter', filter.raw]],
-    data: page.entities.map(entityTemplate),
+    data: joined === undefined ? page.entities.map(entityTemplate) : joined === '' ? [] : [joined],
     cursor: page.cursor !== undefined ? page.cursor : (page.entities.at(-1)?.id ?? null),
     hasMore: page.hasMore,
     limit,

@@ -63,64 +63,78 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
     warehouse: createWarehouse(createKyselyWarehouseBackend(db, dialect)),
     close: () => db.destroy(),
 
-    pagesCarryFeedHead: dialect.name === 'postgres',
+    pagesCarryFeedHead: true,
 
-    async listEntities({ qualifiers, after, limit }: ListEntitiesQuery): Promise<EntityPage> {
+    async listEntities({ qualifiers, after, limit, joined = false }: ListEntitiesQuery): Promise<EntityPage> {
       const plan = planFilter(qualifiers, maxListWindow)
       const seek = parameterizeQualifiers(plan.seek)
       const residual = parameterizeQualifiers(plan.residual)
-      // Every query below takes these values first: the qualifiers', then the cursor if any.
-      const values: ParameterValue[] = [...seek.values, ...residual.values, ...(after === null ? [] : [after])]
-      const shape = `${seek.key}${residual.key}${after === null ? '' : '>'}`
-      const filterOf = (bound: ParameterValue[]) => {
+      // Every query below takes the qualifiers' values first, then the cursor if it has one, then its own.
+      const filterValues: ParameterValue[] = [...seek.values, ...residual.values]
+      const filterShape = `${seek.key}${residual.key}`
+      const filterOf = (bound: ParameterValue[], withCursor: boolean) => {
         const seekQualifiers = seek.withValues(bound)
         const residualQualifiers = residual.withValues(bound.slice(seek.values.length))
+        const cursor = withCursor ? (bound[filterValues.length] as string) : null
         // A literal, not a parameter: the partial indexes apply only to a predicate they imply.
         const candidates = (eb: ExpressionBuilder<RegistryDatabase, 'entities'>) =>
           eb.and([
             eb('state', '=', sql.lit('canonical')),
             qualifiersToSql(seekQualifiers, dialect),
-            ...(after === null ? [] : [eb('id', '>', bound[seek.values.length + residual.values.length] as string)]),
+            ...(cursor === null ? [] : [eb('id', '>', cursor)]),
           ])
-        return { candidates, residualQualifiers, extra: bound.slice(values.length) }
+        return { candidates, residualQualifiers, extra: bound.slice(filterValues.length + (withCursor ? 1 : 0)) }
       }
+      const hasCursor = after !== null
+      const values = [...filterValues, ...(hasCursor ? [after] : [])]
+      const shape = `${filterShape}${hasCursor ? '>' : ''}`
+
       if (plan.residual.length === 0) {
         // The index answers exactly: a page reads only the rows it returns.
-        const page = (bound: ParameterValue[]) => {
-          const { candidates, extra } = filterOf(bound)
+        const pageOf = (withCursor: boolean) => (bound: ParameterValue[]) => {
+          const { candidates, extra } = filterOf(bound, withCursor)
           return db.selectFrom('entities').select(PAGE_COLUMNS).where(candidates).orderBy('id').limit(extra[0] as number)
         }
-        let rows: { id: string | null; resource: string | null }[]
-        let feedHead: string | null | undefined
-        if (dialect.name === 'postgres') {
-          // One round trip: the feed head as of the page, carried by each row. An empty page has
-          // no row to carry it: then the head is read first and the page again, so that the head
-          // predates the page.
-          const pageWithHead = () =>
-            shapes.execute(`page-with-head${shape}`, [...values, limit + 1], (bound) => page(bound).select(feedHeadQuery(db).as('head')))
-          let carried = await pageWithHead()
-          const headBefore = carried.length === 0 ? await readFeedHead() : undefined
-          if (headBefore !== undefined) carried = await pageWithHead()
-          feedHead = carried.length === 0 ? (headBefore ?? null) : encodeHead(carried[0]!.head)
-          rows = carried
-        } else {
-          rows = await shapes.execute(`page${shape}`, [...values, limit + 1], page)
+        if (joined) {
+          // One row: the resources joined in the database (a JS string and row object per entity
+          // cost more than SQLite's reading them) with the feed head of the same snapshot.
+          const [row] = await shapes.execute(`joined-page${shape}`, [...values, limit], (bound) =>
+            db
+              .selectFrom(pageOf(hasCursor)(bound).as('page'))
+              .select((eb) => [
+                dialect.joinedResources.as('resources'),
+                eb.fn.countAll<number | string>().as('count'),
+                eb.fn.max('id').as('last'),
+                feedHeadQuery(db).as('head'),
+              ]),
+          )
+          // Whether a full page is the last: one index probe past it.
+          const hasMore =
+            Number(row!.count) === limit &&
+            (await shapes.execute(`page${filterShape}>`, [...filterValues, row!.last!, 1], pageOf(true))).length > 0
+          return { entities: [], joinedResources: row!.resources ?? '', hasMore, cursor: row!.last, feedHead: encodeHead(row!.head) }
         }
+        // The feed head as of the page, carried by each row. An empty page has no row to carry it:
+        // then the head is read first and the page again, so that the head predates the page.
+        const pageWithHead = () =>
+          shapes.execute(`page-with-head${shape}`, [...values, limit + 1], (bound) => pageOf(hasCursor)(bound).select(feedHeadQuery(db).as('head')))
+        let rows = await pageWithHead()
+        const headBefore = rows.length === 0 ? await readFeedHead() : undefined
+        if (headBefore !== undefined) rows = await pageWithHead()
+        const feedHead = rows.length === 0 ? (headBefore ?? null) : encodeHead(rows[0]!.head)
         const entities = asRenderedEntities(rows.slice(0, limit))
-        return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null, ...(feedHead === undefined ? {} : { feedHead }) }
+        return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null, feedHead }
       }
       const [window] = await shapes.execute(`window${shape}`, [...values, plan.window], (bound) => {
-        const { candidates, extra } = filterOf(bound)
+        const { candidates, extra } = filterOf(bound, hasCursor)
         return db
           .selectFrom((eb) => eb.selectFrom('entities').select('id').where(candidates).orderBy('id').limit(extra[0] as number).as('window'))
-          .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last')])
-          // The head in the same round trip where pages carry it; on SQLite the handler reads it.
-          .$if(dialect.name === 'postgres', (query) => query.select(feedHeadQuery(db).as('head')))
+          .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last'), feedHeadQuery(db).as('head')])
       })
-      const withHead = dialect.name === 'postgres' ? { feedHead: encodeHead(window!.head) } : {}
-      if (window!.last === null) return { entities: [], hasMore: false, cursor: after, ...withHead }
+      const feedHead = encodeHead(window!.head)
+      if (window!.last === null) return { entities: [], hasMore: false, cursor: after, feedHead }
       const rows = await shapes.execute(`window-page${shape}`, [...values, window!.last, limit + 1], (bound) => {
-        const { candidates, residualQualifiers, extra } = filterOf(bound)
+        const { candidates, residualQualifiers, extra } = filterOf(bound, hasCursor)
         return db
           .selectFrom('entities')
           .select(PAGE_COLUMNS)
@@ -129,10 +143,10 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
           .limit(extra[1] as number)
       })
       const entities = asRenderedEntities(rows.slice(0, limit))
-      if (rows.length > limit) return { entities, hasMore: true, cursor: entities.at(-1)!.id, ...withHead }
+      if (rows.length > limit) return { entities, hasMore: true, cursor: entities.at(-1)!.id, feedHead }
       // The whole window was checked: the next page starts after it, whether or not it matched.
       const windowFull = Number(window!.scanned) === plan.window
-      return { entities, hasMore: windowFull, cursor: windowFull ? window!.last : (entities.at(-1)?.id ?? null), ...withHead }
+      return { entities, hasMore: windowFull, cursor: windowFull ? window!.last : (entities.at(-1)?.id ?? null), feedHead }
     },
 
     async getEntity(id) {

@@ -8,6 +8,12 @@ export interface ListEntitiesQuery {
   /** Exclusive keyset cursor: the last id of the previous page. */
   after: string | null
   limit: number
+  /**
+   * The caller takes the page as one text (`EntityPage.joinedResources`) where the store can give it:
+   * the HTTP handler does. A store that keeps resources rendered may then join them in the
+   * database, one value to read instead of a row each; any store may ignore it.
+   */
+  joined?: boolean
 }
 
 /**
@@ -23,8 +29,13 @@ export interface RenderedEntity {
 export type ListedEntity = StoredEntity | RenderedEntity
 
 export interface EntityPage {
-  /** Canonical entities in id order. */
+  /** Canonical entities in id order; empty when `joinedResources` holds them. */
   entities: ListedEntity[]
+  /**
+   * Only where the query asked for `joined`: the page's resources as `renderEntityResource` renders
+   * them, in id order and comma-separated ('' for none). `cursor` is then given.
+   */
+  joinedResources?: ResourceTemplate
   /** Whether another matching entity may follow this page. */
   hasMore: boolean
   /**

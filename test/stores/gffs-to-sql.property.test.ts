@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { isEmptySnapshot } from '../../src/contract/entity.js'
 import { CONTRACT_FIELDS, type ContractField } from '../../src/contract/fields.js'
 import { matchesQualifiers } from '../../src/gffs/evaluate.js'
+import { entityTemplate } from '../../src/http/documents.js'
 import type { Qualifier } from '../../src/gffs/types.js'
 import type { EntityRecord, WarehouseOperation } from '../../src/ports/warehouse.js'
 import { normalizeRecord } from '../../src/warehouse/record.js'
@@ -109,14 +110,26 @@ describeEachStore(sqlDialects, 'qualifiers compile to SQL as matchesQualifiers e
     return head
   }
 
+  /**
+   * The ids of every page. Each page is asked for joined too, as the HTTP handler asks: a joined
+   * page (resources joined in the database, in the order of the page's subquery) must hold the
+   * same resources in the same order, the same cursor and the same `hasMore`.
+   */
   async function listAll(qualifiers: Qualifier[], limit: number): Promise<string[]> {
     const ids: string[] = []
     let after: string | null = null
     for (;;) {
       const page = await store.listEntities({ qualifiers, after, limit })
+      const cursor = page.cursor !== undefined ? page.cursor : (page.entities.at(-1)?.id ?? null)
+      const joined = await store.listEntities({ qualifiers, after, limit, joined: true })
+      expect({
+        resources: joined.joinedResources ?? joined.entities.map(entityTemplate).join(','),
+        hasMore: joined.hasMore,
+        cursor: joined.cursor !== undefined ? joined.cursor : (joined.entities.at(-1)?.id ?? null),
+      }).toEqual({ resources: page.entities.map(entityTemplate).join(','), hasMore: page.hasMore, cursor })
       ids.push(...page.entities.map((entity) => entity.id))
       if (!page.hasMore) return ids
-      after = page.cursor !== undefined ? page.cursor : page.entities.at(-1)!.id
+      after = cursor
     }
   }
 
