@@ -1,4 +1,5 @@
 import type { AttributeField } from './fields.js'
+import type { ResourceTemplate } from './resource-json.js'
 
 /** A rendition as stored: everything public but `links`, which depends on the base URL. */
 export interface StoredRendition {
@@ -40,6 +41,11 @@ export interface StoredEntity {
   state: EntityState
   mergedInto: string | null
   snapshot: PublicSnapshot
+  /**
+   * A canonical entity's resource as `renderEntityResource` rendered it when it was written, where
+   * the store keeps it (the SQL stores do): served as it is instead of rendered per request.
+   */
+  resource?: ResourceTemplate
 }
 
 export type ChangeType = 'create' | 'update' | 'delete' | 'merge'

@@ -1,11 +1,11 @@
-import type { StoredChange } from '../contract/entity.js'
+import type { StoredChange, StoredEntity } from '../contract/entity.js'
 import { fillResourceTemplate, renderChangeResource, renderEntityResource, type ResourceTemplate } from '../contract/resource-json.js'
 import type { ListedEntity } from '../ports/entity-store.js'
 import type { Links } from './links.js'
 
 /** An entity's resource: the store's rendered one as it is, or rendered now. */
 export function entityTemplate(entity: ListedEntity): ResourceTemplate {
-  return 'resource' in entity ? entity.resource : renderEntityResource(entity)
+  return entity.resource ?? renderEntityResource(entity as StoredEntity)
 }
 
 /** A change's resource; `meta` is added when given. */

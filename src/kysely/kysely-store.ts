@@ -8,7 +8,7 @@ import { qualifiersToSql } from './gffs-to-sql.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from './query-shapes.js'
-import { PAGE_COLUMNS, selectChanges, selectEntities, asRenderedEntities, toStoredChange, toStoredEntity } from './rows.js'
+import { PAGE_COLUMNS, selectChanges, selectServedEntities, asRenderedEntities, toStoredChange, toStoredEntity } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName } from './sql-dialect.js'
 
@@ -95,14 +95,15 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
           const { candidates, extra } = filterOf(bound, withCursor)
           return db.selectFrom('entities').select(PAGE_COLUMNS).where(candidates).orderBy('id').limit(extra[0] as number)
         }
-        if (joined) {
+        const joinedResources = joined ? dialect.joinedResources : null
+        if (joinedResources !== null) {
           // One row: the resources joined in the database (a JS string and row object per entity
           // cost more than SQLite's reading them) with the feed head of the same snapshot.
           const [row] = await shapes.execute(`joined-page${shape}`, [...values, limit], (bound) =>
             db
               .selectFrom(pageOf(hasCursor)(bound).as('page'))
               .select((eb) => [
-                dialect.joinedResources.as('resources'),
+                joinedResources.as('resources'),
                 eb.fn.countAll<number | string>().as('count'),
                 eb.fn.max('id').as('last'),
                 feedHeadQuery(db).as('head'),
@@ -150,7 +151,7 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
     },
 
     async getEntity(id) {
-      const [row] = await shapes.execute('entity', [id], (bound) => selectEntities(db).where('id', '=', bound[0] as string))
+      const [row] = await shapes.execute('entity', [id], (bound) => selectServedEntities(db).where('id', '=', bound[0] as string))
       return row === undefined ? null : toStoredEntity(row)
     },
 

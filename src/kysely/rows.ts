@@ -28,6 +28,11 @@ export function selectEntities(db: Kysely<RegistryDatabase>) {
   return db.selectFrom('entities').select(ENTITY_COLUMNS)
 }
 
+/** An entity as served: with its stored resource, when canonical. */
+export function selectServedEntities(db: Kysely<RegistryDatabase>) {
+  return db.selectFrom('entities').select([...ENTITY_COLUMNS, 'resource'])
+}
+
 export function selectChanges(db: Kysely<RegistryDatabase>) {
   return db.selectFrom('changes').select(CHANGE_COLUMNS)
 }
@@ -37,8 +42,10 @@ export async function findEntity(db: Kysely<RegistryDatabase>, id: string): Prom
   return row === undefined ? null : toStoredEntity(row)
 }
 
-export function toStoredEntity(row: EntityRow): StoredEntity {
-  return { id: row.id, state: row.state, mergedInto: row.merged_into, snapshot: JSON.parse(row.snapshot) }
+export function toStoredEntity(row: EntityRow & { resource?: string | null }): StoredEntity {
+  const entity: StoredEntity = { id: row.id, state: row.state, mergedInto: row.merged_into, snapshot: JSON.parse(row.snapshot) }
+  if (row.resource != null) entity.resource = row.resource
+  return entity
 }
 
 /**
