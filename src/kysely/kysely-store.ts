@@ -85,23 +85,29 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
           ])
         return { candidates, residualQualifiers, extra: bound.slice(filterValues.length + (withCursor ? 1 : 0)) }
       }
+      // Row counts are literals in the SQL and in the shape's key: SQLite runs a page with a bound
+      // LIMIT about twice as slow as with the number written in.
+      const rowsAtMost = (count: number) => {
+        if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`a row count must be a whole number, not ${count}`)
+        return sql.lit(count)
+      }
       const hasCursor = after !== null
       const values = [...filterValues, ...(hasCursor ? [after] : [])]
       const shape = `${filterShape}${hasCursor ? '>' : ''}`
 
       if (plan.residual.length === 0) {
         // The index answers exactly: a page reads only the rows it returns.
-        const pageOf = (withCursor: boolean) => (bound: ParameterValue[]) => {
-          const { candidates, extra } = filterOf(bound, withCursor)
-          return db.selectFrom('entities').select(PAGE_COLUMNS).where(candidates).orderBy('id').limit(extra[0] as number)
+        const pageOf = (withCursor: boolean, size: number) => (bound: ParameterValue[]) => {
+          const { candidates } = filterOf(bound, withCursor)
+          return db.selectFrom('entities').select(PAGE_COLUMNS).where(candidates).orderBy('id').limit(rowsAtMost(size))
         }
         const joinedResources = joined ? dialect.joinedResources : null
         if (joinedResources !== null) {
           // One row: the resources joined in the database (a JS string and row object per entity
           // cost more than SQLite's reading them) with the feed head of the same snapshot.
-          const [row] = await shapes.execute(`joined-page${shape}`, [...values, limit], (bound) =>
+          const [row] = await shapes.execute(`joined-page${shape}:${limit}`, values, (bound) =>
             db
-              .selectFrom(pageOf(hasCursor)(bound).as('page'))
+              .selectFrom(pageOf(hasCursor, limit)(bound).as('page'))
               .select((eb) => [
                 joinedResources.as('resources'),
                 eb.fn.countAll<number | string>().as('count'),
@@ -112,13 +118,15 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
           // Whether a full page is the last: one index probe past it.
           const hasMore =
             Number(row!.count) === limit &&
-            (await shapes.execute(`page${filterShape}>`, [...filterValues, row!.last!, 1], pageOf(true))).length > 0
+            (await shapes.execute(`page${filterShape}>:1`, [...filterValues, row!.last!], pageOf(true, 1))).length > 0
           return { entities: [], joinedResources: row!.resources ?? '', hasMore, cursor: row!.last, feedHead: encodeHead(row!.head) }
         }
         // The feed head as of the page, carried by each row. An empty page has no row to carry it:
         // then the head is read first and the page again, so that the head predates the page.
         const pageWithHead = () =>
-          shapes.execute(`page-with-head${shape}`, [...values, limit + 1], (bound) => pageOf(hasCursor)(bound).select(feedHeadQuery(db).as('head')))
+          shapes.execute(`page-with-head${shape}:${limit}`, values, (bound) =>
+            pageOf(hasCursor, limit + 1)(bound).select(feedHeadQuery(db).as('head')),
+          )
         let rows = await pageWithHead()
         const headBefore = rows.length === 0 ? await readFeedHead() : undefined
         if (headBefore !== undefined) rows = await pageWithHead()
@@ -126,22 +134,22 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
         const entities = asRenderedEntities(rows.slice(0, limit))
         return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null, feedHead }
       }
-      const [window] = await shapes.execute(`window${shape}`, [...values, plan.window], (bound) => {
-        const { candidates, extra } = filterOf(bound, hasCursor)
+      const [window] = await shapes.execute(`window${shape}:${plan.window}`, values, (bound) => {
+        const { candidates } = filterOf(bound, hasCursor)
         return db
-          .selectFrom((eb) => eb.selectFrom('entities').select('id').where(candidates).orderBy('id').limit(extra[0] as number).as('window'))
+          .selectFrom((eb) => eb.selectFrom('entities').select('id').where(candidates).orderBy('id').limit(rowsAtMost(plan.window)).as('window'))
           .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last'), feedHeadQuery(db).as('head')])
       })
       const feedHead = encodeHead(window!.head)
       if (window!.last === null) return { entities: [], hasMore: false, cursor: after, feedHead }
-      const rows = await shapes.execute(`window-page${shape}`, [...values, window!.last, limit + 1], (bound) => {
+      const rows = await shapes.execute(`window-page${shape}:${limit}`, [...values, window!.last], (bound) => {
         const { candidates, residualQualifiers, extra } = filterOf(bound, hasCursor)
         return db
           .selectFrom('entities')
           .select(PAGE_COLUMNS)
           .where((eb) => eb.and([candidates(eb), eb('id', '<=', extra[0] as string), qualifiersToSql(residualQualifiers, dialect)]))
           .orderBy('id')
-          .limit(extra[1] as number)
+          .limit(rowsAtMost(limit + 1))
       })
       const entities = asRenderedEntities(rows.slice(0, limit))
       if (rows.length > limit) return { entities, hasMore: true, cursor: entities.at(-1)!.id, feedHead }
