@@ -72,3 +72,35 @@ export function fillResourceTemplate(template: ResourceTemplate, linkBase: strin
   // A function, not a string: `$` in a replacement string is a pattern, and a URL may hold one.
   return template.replaceAll(LINK_BASE, () => base)
 }
+
+const encoder = new TextEncoder()
+const LINK_BASE_BYTE = LINK_BASE.charCodeAt(0)
+
+/**
+ * `before`, then templates given as their UTF-8 bytes (one, or several joined) made JSON with
+ * `linkBase` in place of LINK_BASE, then `after`: one buffer, the bytes never decoded. A Node
+ * `Buffer` finds LINK_BASE several times faster than a plain Uint8Array's `indexOf`.
+ */
+export function fillResourceTemplateBytes(before: string, template: Uint8Array, after: string, linkBase: string): Uint8Array {
+  const head = encoder.encode(before)
+  const tail = encoder.encode(after)
+  const base = encoder.encode(escaped(linkBase))
+  const found: number[] = []
+  for (let at = template.indexOf(LINK_BASE_BYTE); at !== -1; at = template.indexOf(LINK_BASE_BYTE, at + 1)) found.push(at)
+  // Copied from a plain view: a Buffer's subarray is a Buffer, slower to make.
+  const bytes = new Uint8Array(template.buffer, template.byteOffset, template.byteLength)
+  const filled = new Uint8Array(head.length + template.length + found.length * (base.length - 1) + tail.length)
+  filled.set(head)
+  let written = head.length
+  let from = 0
+  for (const at of found) {
+    filled.set(bytes.subarray(from, at), written)
+    written += at - from
+    filled.set(base, written)
+    written += base.length
+    from = at + 1
+  }
+  filled.set(bytes.subarray(from), written)
+  filled.set(tail, written + template.length - from)
+  return filled
+}

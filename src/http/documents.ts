@@ -1,5 +1,5 @@
 import type { StoredChange, StoredEntity } from '../contract/entity.js'
-import { fillResourceTemplate, renderChangeResource, renderEntityResource, type ResourceTemplate } from '../contract/resource-json.js'
+import { fillResourceTemplate, fillResourceTemplateBytes, renderChangeResource, renderEntityResource, type ResourceTemplate } from '../contract/resource-json.js'
 import type { ListedEntity } from '../ports/entity-store.js'
 import type { Links } from './links.js'
 
@@ -23,4 +23,13 @@ export function documentJson(before: string, resources: readonly ResourceTemplat
   resources.forEach((resource, index) => (index === 0 ? parts.push(resource) : parts.push(',', resource)))
   parts.push(after)
   return fillResourceTemplate(parts.join(''), links.base)
+}
+
+/**
+ * A document's UTF-8 bytes: `before`, the resources, `after`. Resources a store read joined as
+ * bytes stay bytes: decoding a page that holds any non-ASCII text takes V8's slow path, and the
+ * text would be encoded again to be sent.
+ */
+export function documentBody(before: string, resources: readonly ResourceTemplate[] | Uint8Array, after: string, links: Links): string | Uint8Array {
+  return resources instanceof Uint8Array ? fillResourceTemplateBytes(before, resources, after, links.base) : documentJson(before, resources, after, links)
 }

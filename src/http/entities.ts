@@ -23,7 +23,7 @@ export async function listEntities({ url, links, store }: RequestContext): Promi
   return pagedAnswer(url, links, {
     path: '/v1/entities',
     carried: filter === null ? [] : [['filter', filter.raw]],
-    data: joined === undefined ? page.entities.map(entityTemplate) : joined === '' ? [] : [joined],
+    data: joined === undefined ? page.entities.map(entityTemplate) : typeof joined === 'string' ? (joined === '' ? [] : [joined]) : joined,
     cursor: page.cursor !== undefined ? page.cursor : (page.entities.at(-1)?.id ?? null),
     hasMore: page.hasMore,
     limit,

@@ -1,12 +1,13 @@
 import type { ResourceTemplate } from '../contract/resource-json.js'
 import type { Answer } from './answer.js'
-import { documentJson } from './documents.js'
+import { documentBody } from './documents.js'
 import type { Links } from './links.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
 
-/** A JSON:API document, given as JSON text. */
-export function jsonApiAnswer(json: string, status = 200, headers: Record<string, string> = {}): Answer {
-  return { status, headers: { 'Content-Type': JSON_API_MEDIA_TYPE, ...headers }, body: json }
+/** A JSON:API document, given as JSON text or its UTF-8 bytes (whose length is then given here). */
+export function jsonApiAnswer(json: string | Uint8Array, status = 200, headers: Record<string, string> = {}): Answer {
+  const length: Record<string, string> = typeof json === 'string' ? {} : { 'Content-Length': String(json.byteLength) }
+  return { status, headers: { 'Content-Type': JSON_API_MEDIA_TYPE, ...headers, ...length }, body: json }
 }
 
 export interface Page {
@@ -14,8 +15,8 @@ export interface Page {
   path: string
   /** The parameters carried into `links.next` as the client wrote them (the filter, its scope). */
   carried: [string, string][]
-  /** The resources of the page. */
-  data: readonly ResourceTemplate[]
+  /** The resources of the page: templates, or their UTF-8 bytes joined (comma-separated). */
+  data: readonly ResourceTemplate[] | Uint8Array
   /** The page's `meta.cursor`: where the next page starts. */
   cursor: string | null
   hasMore: boolean
@@ -37,7 +38,7 @@ export function pagedAnswer(url: URL, links: Links, page: Page): Answer {
         ])
       : undefined
   const self = JSON.stringify(links.withQuery(page.path, url.searchParams))
-  const json = documentJson(
+  const json = documentBody(
     `{"links":{"self":${self}${next === undefined ? '' : `,"next":${JSON.stringify(next)}`}},"data":[`,
     page.data,
     `],"meta":{"cursor":${JSON.stringify(page.cursor)}}}`,

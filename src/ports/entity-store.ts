@@ -33,9 +33,10 @@ export interface EntityPage {
   entities: ListedEntity[]
   /**
    * Only where the query asked for `joined`: the page's resources as `renderEntityResource` renders
-   * them, in id order and comma-separated ('' for none). `cursor` is then given.
+   * them, in id order and comma-separated ('' for none), as text or as its UTF-8 bytes (served
+   * without being decoded). `cursor` is then given.
    */
-  joinedResources?: ResourceTemplate
+  joinedResources?: ResourceTemplate | Uint8Array
   /** Whether another matching entity may follow this page. */
   hasMore: boolean
   /**

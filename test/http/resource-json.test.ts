@@ -1,7 +1,7 @@
 /** Resources rendered once as JSON text, with the link base filled in per request. */
 import { expect, it } from 'vitest'
 import { entityResourceSchema } from '../../src/contract/schemas.js'
-import { fillResourceTemplate, renderChangeResource, renderEntityResource } from '../../src/contract/resource-json.js'
+import { fillResourceTemplate, fillResourceTemplateBytes, renderChangeResource, renderEntityResource } from '../../src/contract/resource-json.js'
 import type { StoredEntity } from '../../src/contract/entity.js'
 
 const entity: StoredEntity = {
@@ -68,4 +68,19 @@ it('renders an entity without a type as type "entity", and a change with its fie
     attributes: { title: entity.snapshot.title, changeType: 'merge', changedKeys: ['title'], mergedInto: 'hr2', recordedAt: '2026-01-01T00:00:00Z' },
     relationships: { entity: { data: { type: 'legislation', id: 'hr1' }, links: { related: 'http://h/v1/entities/hr1' } } },
   })
+})
+
+it('fills templates given as UTF-8 bytes (a page read joined from SQLite) exactly as their text, framed by before and after', () => {
+  const other = { ...entity, id: 'x\u00e9', snapshot: { ...entity.snapshot, title: 'Ä İ ﬀ 😀 \u0001' } }
+  const joined = [entity, other, entity].map(renderEntityResource).join(',')
+  const base = "https://x.example/é\\$&\""
+  const expected = `{"data":[${fillResourceTemplate(joined, base)}]}`
+  const decode = (bytes: Uint8Array) => new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  // A plain Uint8Array (node:sqlite, bun:sqlite) and a Node Buffer (better-sqlite3) alike.
+  for (const bytes of [new TextEncoder().encode(joined), Buffer.from(joined)]) {
+    const filled = fillResourceTemplateBytes('{"data":[', bytes, ']}', base)
+    expect(decode(filled)).toBe(expected)
+    expect(JSON.parse(decode(filled)).data[1].attributes.title).toBe(other.snapshot.title)
+  }
+  expect(decode(fillResourceTemplateBytes('[', new Uint8Array(), ']', base))).toBe('[]')
 })

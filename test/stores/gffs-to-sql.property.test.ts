@@ -115,6 +115,8 @@ describeEachStore(sqlDialects, 'qualifiers compile to SQL as matchesQualifiers e
    * page (resources joined in the database, in the order of the page's subquery) must hold the
    * same resources in the same order, the same cursor and the same `hasMore`.
    */
+  const asText = (joined: string | Uint8Array | undefined) => (joined instanceof Uint8Array ? new TextDecoder('utf-8', { fatal: true }).decode(joined) : joined)
+
   async function listAll(qualifiers: Qualifier[], limit: number): Promise<string[]> {
     const ids: string[] = []
     let after: string | null = null
@@ -123,7 +125,7 @@ describeEachStore(sqlDialects, 'qualifiers compile to SQL as matchesQualifiers e
       const cursor = page.cursor !== undefined ? page.cursor : (page.entities.at(-1)?.id ?? null)
       const joined = await store.listEntities({ qualifiers, after, limit, joined: true })
       expect({
-        resources: joined.joinedResources ?? joined.entities.map(entityTemplate).join(','),
+        resources: asText(joined.joinedResources) ?? joined.entities.map(entityTemplate).join(','),
         hasMore: joined.hasMore,
         cursor: joined.cursor !== undefined ? joined.cursor : (joined.entities.at(-1)?.id ?? null),
       }).toEqual({ resources: page.entities.map(entityTemplate).join(','), hasMore: page.hasMore, cursor })
