@@ -85,12 +85,6 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
           ])
         return { candidates, residualQualifiers, extra: bound.slice(filterValues.length + (withCursor ? 1 : 0)) }
       }
-      // Row counts are literals in the SQL and in the shape's key: SQLite runs a page with a bound
-      // LIMIT about twice as slow as with the number written in.
-      const rowsAtMost = (count: number) => {
-        if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`a row count must be a whole number, not ${count}`)
-        return sql.lit(count)
-      }
       const hasCursor = after !== null
       const values = [...filterValues, ...(hasCursor ? [after] : [])]
       const shape = `${filterShape}${hasCursor ? '>' : ''}`
@@ -218,6 +212,15 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
       return Number(count)
     },
   }
+}
+
+/**
+ * A LIMIT's row count as a literal (each shape's key holds it too): SQLite runs a page with a bound
+ * LIMIT about twice as slow as with the number written in.
+ */
+function rowsAtMost(count: number) {
+  if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`a row count must be a whole number, not ${count}`)
+  return sql.lit(count)
 }
 
 /** The newest change's seq, or null for an empty feed. */
