@@ -13,7 +13,10 @@ export interface RequestView {
 export interface Answer {
   status: number
   headers: Record<string, string>
-  /** A string is sent as UTF-8, and a `Content-Length` is added for it where the answer is sent. */
+  /**
+   * A string is sent as UTF-8, and a `Content-Length` is added for it where the answer is sent;
+   * bytes or a stream carry their own `Content-Length` header where their length is known.
+   */
   body: string | Uint8Array | ReadableStream<Uint8Array> | null
 }
 
