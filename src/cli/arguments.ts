@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { ServeOptions } from './commands.js'
-import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
-import type { DataOptions } from './data-dir.js'
+import { EMBEDDER_NAMES, parseEmbedderName } from '../node/embedder-name.js'
+import type { DataOptions } from '../node/data-dir.js'
 
 /** Bad usage: one line on stderr and exit code 2; nothing was done. */
 export class UsageError extends Error {}

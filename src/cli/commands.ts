@@ -4,7 +4,7 @@ import { generateApiKey, hashApiKey } from '../auth/api-keys.js'
 import { importFile, openEmbeddedRegistry, type EmbeddedRegistryOptions } from '../node/embedded-registry.js'
 import type { Registry } from '../registry.js'
 import { UsageError } from './arguments.js'
-import { openData, type DataOptions } from './data-dir.js'
+import { openData, type DataOptions } from '../node/data-dir.js'
 import { createProgress } from './progress.js'
 
 export interface ServeOptions extends EmbeddedRegistryOptions {
@@ -38,7 +38,7 @@ async function listen(registry: Registry, { port, host, trustProxy }: ServeOptio
 /** Rebuilds the search index from the store's feed, printing progress and rate. */
 export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string }, print: Print): Promise<void> {
   const data = await openData(options)
-  const { openSearch, searchLocation } = await import('./search-setup.js')
+  const { openSearch, searchLocation } = await import('../node/search-setup.js')
   const search = await openSearch(data.store, searchLocation(options), { print, rebuilding: true, ...(options.embedder ? { embedderName: options.embedder } : {}) })
   try {
     const applied = await search.indexer.rebuild()
@@ -58,7 +58,7 @@ export async function importCommand(file: string, options: DataOptions, print: P
   const data = await openData(options)
   const progress = createProgress('import', { unit: 'lines' })
   try {
-    const report = await importFile(file, data, progress)
+    const report = await importFile(file, data, () => progress.add())
     progress.done()
     for (const error of report.errors.sort((a, b) => a.line - b.line)) warn(`line ${error.line}: ${error.message}`)
     print(`applied ${report.applied}, unchanged ${report.unchanged}, rejected ${report.errors.length}`)

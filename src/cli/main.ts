@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseInvocation, UsageError, type Invocation } from './arguments.js'
-import { packageVersion } from './package-files.js'
+import { packageVersion } from '../node/package-files.js'
 
 const print = (line: string) => console.log(line)
 const warn = (line: string) => console.error(line)

@@ -43,11 +43,3 @@ export function createProgress(label: string, { unit, stream = process.stderr, i
     },
   }
 }
-
-/** Passes the items through, counting one done each time the consumer asks for the next. */
-export async function* counted<T>(items: AsyncIterable<T>, progress: Progress): AsyncGenerator<T> {
-  for await (const item of items) {
-    yield item
-    progress.add()
-  }
-}

@@ -1,11 +1,9 @@
 import { createApiKeyAuthenticator, generateApiKey, hashApiKey } from '../auth/api-keys.js'
-import { bundledDemoFile, openData, type OpenedData } from '../cli/data-dir.js'
-import type { Progress } from '../cli/progress.js'
-import { counted } from '../cli/progress.js'
-import { openRateLimiter } from '../cli/rate-limit.js'
+import { bundledDemoFile, openData, type OpenedData } from './data-dir.js'
+import { openRateLimiter } from './rate-limit.js'
 import { CATCHING_UP } from '../http/search.js'
 import { createRegistry, type Registry } from '../registry.js'
-import type { SearchSetup } from '../cli/search-setup.js'
+import type { SearchSetup } from './search-setup.js'
 import type { Search } from '../search/search-service.js'
 import type { ImportReport } from '../warehouse/import.js'
 import { readLines } from './read-lines.js'
@@ -73,7 +71,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   // until it has caught up, search answers 503.
   let opening: Promise<SearchSetup | undefined> | undefined
   const openSearchOnce = () =>
-    (opening ??= import('../cli/search-setup.js')
+    (opening ??= import('./search-setup.js')
       .then(({ openSearch, searchLocation }) =>
         openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), options.embedder ? { embedderName: options.embedder } : {}),
       )
@@ -114,11 +112,19 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
 }
 
 /** Applies an NDJSON file to a data directory's store, with its renditions. */
-export async function importFile(file: string, { store, blobs }: OpenedData, progress?: Progress): Promise<ImportReport> {
+export async function importFile(file: string, { store, blobs }: OpenedData, onLine?: () => void): Promise<ImportReport> {
   // Loaded when there is something to import: record validation (zod) is no part of serving.
   const { baseDirOf, importNdjson } = await import('../warehouse/import.js')
   const lines = readLines(file)
-  return importNdjson(progress ? counted(lines, progress) : lines, { warehouse: store.warehouse, blobs, baseDir: baseDirOf(file) })
+  return importNdjson(onLine ? tapped(lines, onLine) : lines, { warehouse: store.warehouse, blobs, baseDir: baseDirOf(file) })
+}
+
+/** Passes the items through, calling `onItem` each time the consumer asks for the next. */
+async function* tapped<T>(items: AsyncIterable<T>, onItem: () => void): AsyncGenerator<T> {
+  for await (const item of items) {
+    yield item
+    onItem()
+  }
 }
 
 

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { counted, createProgress } from '../../src/cli/progress.js'
+import { createProgress, type Progress } from '../../src/cli/progress.js'
 
 /** A stream that says it is a terminal (or not), keeping what is written. */
 function terminal(isTTY: boolean) {
@@ -10,19 +10,18 @@ function terminal(isTTY: boolean) {
   return { stream, written }
 }
 
-async function* items(count: number) {
-  for (let index = 0; index < count; index++) yield index
+/** Counts `count` items done, one at a time, as the import does for each line. */
+function count(progress: Progress, count: number) {
+  for (let index = 0; index < count; index++) progress.add()
 }
 
 describe('progress', () => {
   it('draws count, rate and elapsed time on a terminal, each draw replacing the last, and ends the line', async () => {
     const { stream, written } = terminal(true)
     const progress = createProgress('reindex', { unit: 'entities', stream, intervalMs: 0 })
-    const seen: number[] = []
-    for await (const item of counted(items(1500), progress)) seen.push(item)
+    count(progress, 1500)
     progress.done()
     await new Promise((resolve) => setImmediate(resolve))
-    expect(seen).toHaveLength(1500)
     expect(written).toHaveLength(1501)
     expect(written.every((draw) => draw.startsWith('\r\x1b[2Kreindex: '))).toBe(true)
     expect(written[0]).toMatch(/^\r\x1b\[2Kreindex: 1 entities, [\d,]+ entities\/s, \d+\.\d s$/)
@@ -32,7 +31,7 @@ describe('progress', () => {
   it('redraws at most once an interval', async () => {
     const { stream, written } = terminal(true)
     const progress = createProgress('import', { unit: 'lines', stream, intervalMs: 60_000 })
-    for await (const _ of counted(items(10_000), progress));
+    count(progress, 10_000)
     await new Promise((resolve) => setImmediate(resolve))
     expect(written).toHaveLength(1)
   })
@@ -40,7 +39,7 @@ describe('progress', () => {
   it('draws nothing when the stream is not a terminal (a pipe, a log file)', async () => {
     const { stream, written } = terminal(false)
     const progress = createProgress('import', { unit: 'lines', stream, intervalMs: 0 })
-    for await (const _ of counted(items(100), progress));
+    count(progress, 100)
     progress.done()
     await new Promise((resolve) => setImmediate(resolve))
     expect(written).toEqual([])

@@ -5,7 +5,6 @@ import { createLancedbSearchIndex } from '../lancedb/index.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import { createIndexer, otherEmbedderOf, type Indexer } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
-import type { Print } from './commands.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 
 export interface SearchSetup {
@@ -34,7 +33,7 @@ export function embedderNamed(name = 'words'): Embedder {
  * false), the index must have been built by the same embedder: another one's vectors would answer
  * every search with an error, so it is refused here, saying how to rebuild it.
  */
-export async function openSearch(store: EntityStore, uri: string, { print, embedderName, rebuilding = false }: { print?: Print; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
+export async function openSearch(store: EntityStore, uri: string, { print, embedderName, rebuilding = false }: { print?: (line: string) => void; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
   const index = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
   const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
@@ -60,7 +59,7 @@ export async function openSearch(store: EntityStore, uri: string, { print, embed
 }
 
 /** Progress and rate, at most once a second. */
-function progressPrinter(print: Print, started: number) {
+function progressPrinter(print: (line: string) => void, started: number) {
   let last = 0
   return ({ applied, cursor, head }: { applied: number; cursor: string | null; head: string | null }) => {
     const now = Date.now()
