@@ -6,9 +6,11 @@ import { jsonApiAnswer } from './http/responses.js'
 import { ALLOWED_METHODS, createRouter } from './http/router.js'
 import type { Authenticator } from './ports/auth.js'
 import type { BlobStore } from './ports/blob-store.js'
+import { isDependencyUnavailable } from './ports/dependency.js'
 import type { EntityStore } from './ports/entity-store.js'
 import type { RateLimitDecision, RateLimiter } from './ports/rate-limiter.js'
 import type { Search } from './search/search-service.js'
+import type { RequestRecord, Telemetry } from './ports/telemetry.js'
 
 export interface RegistryOptions {
   store: EntityStore
@@ -32,6 +34,8 @@ export interface RegistryOptions {
   changesWindow?: number
   /** Called with an unexpected error before a 500 is answered; the response never shows it. */
   onError?: (error: unknown, request: RequestView) => void
+  /** Told of every request and of dependencies found away: metrics and access logs (`createTelemetry`). */
+  telemetry?: Telemetry
 }
 
 export interface Registry {
@@ -48,13 +52,13 @@ const CORS_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers':
-    'Content-Language, Content-Disposition, Content-Location, Content-Range, ETag, Link, Retry-After, RateLimit, RateLimit-Policy, Change-Feed-Head',
+    'Content-Language, Content-Disposition, Content-Location, Content-Range, ETag, Link, Retry-After, RateLimit, RateLimit-Policy, Change-Feed-Head, X-Request-Id',
 }
 
 const PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,
   'Access-Control-Allow-Methods': ALLOWED_METHODS,
-  'Access-Control-Allow-Headers': 'Authorization, Accept, Content-Type, Range, If-None-Match, If-Range',
+  'Access-Control-Allow-Headers': 'Authorization, Accept, Content-Type, Range, If-None-Match, If-Range, X-Request-Id',
   'Access-Control-Max-Age': '86400',
   Allow: ALLOWED_METHODS,
 }
@@ -70,12 +74,19 @@ export function createRegistry(options: RegistryOptions): Registry {
   const openApiPath = `${basePath}/v1/openapi.json`
   const changesWindow = options.changesWindow ?? 10_000
   const onError = options.onError ?? ((error) => console.error('entity-registry: unexpected error', error))
+  const telemetry = options.telemetry ?? {}
 
   const errorAnswer = (thrown: unknown, request: RequestView): Answer => {
     let error: HttpError
-    if (thrown instanceof HttpError) {
+    const cause = thrown instanceof HttpError && thrown.status >= 500 ? thrown.cause : undefined
+    // A dependency away is a 503 naming it, wherever it was found (search checks results in the store).
+    const away = isDependencyUnavailable(thrown) ? thrown : isDependencyUnavailable(cause) ? cause : null
+    if (away !== null) {
+      telemetry.dependencyFailed?.(away.dependency, away)
+      error = new HttpError(`${away.dependency}_unavailable` as const, away.message, undefined, { 'Retry-After': String(away.retryAfterSeconds) })
+    } else if (thrown instanceof HttpError) {
       error = thrown
-      if (error.status >= 500 && error.cause !== undefined) onError(error.cause, request)
+      if (cause !== undefined) onError(cause, request)
     } else {
       onError(thrown, request)
       error = new HttpError('internal_error', 'the server failed to answer this request')
@@ -84,7 +95,7 @@ export function createRegistry(options: RegistryOptions): Registry {
   }
 
   /** After authentication: every answer, errors included, carries the rate-limit headers. */
-  async function serve(request: RequestView, url: URL): Promise<Answer> {
+  async function serve(request: RequestView, url: URL, trace: RouterContext['trace']): Promise<Answer> {
     if (!isAcceptable(request.headers.get('Accept'))) {
       throw new HttpError('not_acceptable', 'Accept allows application/vnd.api+json only with parameters other than ext and profile')
     }
@@ -93,10 +104,10 @@ export function createRegistry(options: RegistryOptions): Registry {
     }
     const links = new Links(linkBase(url))
     const head = request.method === 'HEAD'
-    return route({ request, url, links, head, store: options.store, blobs: options.blobs, search: options.search, changesWindow })
+    return route({ request, url, links, head, store: options.store, blobs: options.blobs, search: options.search, changesWindow, trace })
   }
 
-  async function handle(request: RequestView): Promise<Answer> {
+  async function handle(request: RequestView, trace: Trace): Promise<Answer> {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null }
     const url = new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
@@ -111,8 +122,10 @@ export function createRegistry(options: RegistryOptions): Registry {
         'WWW-Authenticate': 'Bearer',
       })
     }
+    trace.principal = principal.id
     const decision = await options.rateLimit?.take(principal.id)
     let answer: Answer
+    if (decision?.counted === false) telemetry.rateLimitBypassed?.()
     if (decision && !decision.allowed) {
       answer = errorAnswer(
         new HttpError('rate_limited', `rate limit exceeded; retry after ${decision.retryAfterSeconds} s`, undefined, {
@@ -121,20 +134,59 @@ export function createRegistry(options: RegistryOptions): Registry {
         request,
       )
     } else {
-      answer = await serve(request, url).catch((thrown: unknown) => errorAnswer(thrown, request))
+      answer = await serve(request, url, trace).catch((thrown: unknown) => errorAnswer(thrown, request))
     }
-    if (decision) Object.assign(answer.headers, rateLimitHeaders(decision))
+    if (decision && decision.counted !== false) Object.assign(answer.headers, rateLimitHeaders(decision))
     return answer
   }
 
   async function answer(request: RequestView): Promise<Answer> {
-    const answer = await handle(request).catch((thrown: unknown) => errorAnswer(thrown, request))
+    const started = performance.now()
+    telemetry.requestStarted?.()
+    const requestId = requestIdOf(request)
+    const trace: Trace = { route: null, principal: null }
+    let answer = await handle(request, trace).catch((thrown: unknown) => errorAnswer(thrown, request))
     // CORS on every answer; a HEAD answer keeps GET's headers and drops the body.
     Object.assign(answer.headers, CORS_HEADERS)
-    return request.method === 'HEAD' ? withoutBody(answer) : answer
+    answer.headers['X-Request-Id'] = requestId
+    if (request.method === 'HEAD') answer = withoutBody(answer)
+    telemetry.requestFinished?.({
+      requestId,
+      method: request.method,
+      route: trace.route,
+      status: answer.status,
+      bytes: bodyLength(answer),
+      durationMs: performance.now() - started,
+      principal: trace.principal,
+    } satisfies RequestRecord)
+    return answer
   }
 
   return { answer, fetch: async (request) => toResponse(await answer(request)) }
+}
+
+type RouterContext = Parameters<ReturnType<typeof createRouter>>[0]
+type Trace = RouterContext['trace'] & { principal: string | null }
+
+/** A client's `X-Request-Id` is kept when it is 1 to 128 visible ASCII characters; otherwise one is made. */
+const VALID_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
+
+function requestIdOf(request: RequestView): string {
+  const given = request.headers.get('X-Request-Id')
+  return given !== null && VALID_REQUEST_ID.test(given) ? given : crypto.randomUUID()
+}
+
+const encoder = new TextEncoder()
+// Node's and Bun's Buffer counts UTF-8 bytes without encoding them; elsewhere they are encoded.
+const buffer = (globalThis as { Buffer?: { byteLength(text: string): number } }).Buffer
+const byteLength = buffer ? (text: string) => buffer.byteLength(text) : (text: string) => encoder.encode(text).byteLength
+
+function bodyLength({ body, headers }: Answer): number | null {
+  if (typeof body === 'string') return byteLength(body)
+  if (body instanceof Uint8Array) return body.byteLength
+  if (body === null) return 0
+  const declared = headers['Content-Length']
+  return declared === undefined ? null : Number(declared)
 }
 
 function bearerToken(request: RequestView): string | null {

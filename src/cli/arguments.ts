@@ -56,10 +56,20 @@ ${DATA_HELP}
                     made by "keys create". With none at all, serve creates one and prints it once.
   --rate-limit N    requests per minute per key; 0 turns limiting off (default 600)
   --redis URL       keep the rate limit in Redis (redis://host:6379), shared by every instance
+  --redis-failure open|closed
+                    while Redis is away: let requests through uncounted (open, the default) or
+                    refuse them with 503 rate_limit_unavailable (closed)
   --demo            import the bundled demo data when the store is empty
   --base-url URL    public http(s) address the API is reached at, links are built on it
                     (default: taken from each request)
   --trust-proxy     take the public host from X-Forwarded-Host / X-Forwarded-Proto
+  --admin-port N    also serve /live, /ready and /metrics on this port, with no key (off unless given)
+  --admin-host H    address of the admin listener (default 127.0.0.1)
+  --log LEVEL       fatal, error, warn, info (default: a line per request), debug, trace or silent
+  --log-format F    json (default: one JSON object a line) or pretty (for people)
+  --send-timeout S  close a response whose client has read nothing for S seconds (default 60)
+  --shutdown-timeout S
+                    on SIGTERM or SIGINT, how long requests in flight may take to finish (default 10)
 ${SEARCH_HELP}
                     The index follows the change feed in the background. "none": no search.`,
   reindex: `Usage: entity-registry reindex [options]
@@ -107,6 +117,13 @@ const SERVE_OPTIONS = {
   search: { type: 'string' },
   embedder: { type: 'string' },
   redis: { type: 'string' },
+  'redis-failure': { type: 'string', default: 'open' },
+  'admin-port': { type: 'string' },
+  'admin-host': { type: 'string', default: '127.0.0.1' },
+  log: { type: 'string', default: 'info' },
+  'log-format': { type: 'string', default: 'json' },
+  'send-timeout': { type: 'string', default: '60' },
+  'shutdown-timeout': { type: 'string', default: '10' },
 } satisfies Options
 
 const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' }, embedder: { type: 'string' } } satisfies Options
@@ -145,6 +162,13 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           ...(values.search === undefined ? {} : { search: values.search }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
           ...(values.redis === undefined ? {} : { redis: values.redis }),
+          redisFailure: oneOf(values['redis-failure'], '--redis-failure', ['open', 'closed'] as const),
+          ...(values['admin-port'] === undefined ? {} : { adminPort: port(values['admin-port'], '--admin-port') }),
+          adminHost: values['admin-host'],
+          logLevel: oneOf(values.log, '--log', LOG_LEVELS),
+          logFormat: oneOf(values['log-format'], '--log-format', ['json', 'pretty'] as const),
+          sendTimeoutMs: seconds(values['send-timeout'], '--send-timeout') * 1000,
+          shutdownTimeoutMs: seconds(values['shutdown-timeout'], '--shutdown-timeout') * 1000,
         },
       }
     }
@@ -234,9 +258,23 @@ function wholeNumber(value: string, option: string): number {
   return Number(value)
 }
 
-function port(value: string): number {
-  const number = wholeNumber(value, '--port')
-  if (number > 65_535) throw new UsageError(`--port takes a port number from 0 to 65535, not "${value}"`)
+function port(value: string, option = '--port'): number {
+  const number = wholeNumber(value, option)
+  if (number > 65_535) throw new UsageError(`${option} takes a port number from 0 to 65535, not "${value}"`)
+  return number
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+function oneOf<T extends string>(value: string, option: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T
+  throw new UsageError(`${option} takes ${allowed.join(', ')}, not "${value}"`)
+}
+
+/** A positive number of seconds (fractions allowed), at most a day. */
+function seconds(value: string, option: string): number {
+  const number = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN
+  if (!(number > 0 && number <= 86_400)) throw new UsageError(`${option} takes a number of seconds above 0, up to 86400, not "${value}"`)
   return number
 }
 

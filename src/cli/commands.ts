@@ -11,6 +11,15 @@ export interface ServeOptions extends EmbeddedRegistryOptions {
   port: number
   host: string
   trustProxy: boolean
+  /** The admin listener's port (`/live`, `/ready`, `/metrics`); none when absent. */
+  adminPort?: number
+  adminHost: string
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  logFormat: 'json' | 'pretty'
+  /** A response whose client has read nothing for this long is closed. */
+  sendTimeoutMs: number
+  /** How long requests in flight may take to finish after SIGTERM or SIGINT. */
+  shutdownTimeoutMs: number
 }
 
 export type Print = (line: string) => void

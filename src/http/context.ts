@@ -19,6 +19,8 @@ export interface RequestContext {
   search: Search | PromiseLike<Search | undefined> | undefined
   /** How many change records one changes request scans at most. */
   changesWindow: number
+  /** Filled in as the request is routed: the pattern of the route that answers it. */
+  trace: { route: string | null }
 }
 
 export type EndpointHandler = (context: RequestContext) => Promise<Answer>

@@ -15,6 +15,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'search_failed'
   | 'search_unavailable'
+  | 'store_unavailable'
+  | 'blobs_unavailable'
+  | 'rate_limit_unavailable'
   | 'internal_error'
 
 const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
@@ -34,6 +37,9 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   rate_limited: [429, 'Too many requests'],
   search_failed: [500, 'Search failed'],
   search_unavailable: [503, 'Search unavailable'],
+  store_unavailable: [503, 'Store unavailable'],
+  blobs_unavailable: [503, 'Renditions unavailable'],
+  rate_limit_unavailable: [503, 'Rate limiter unavailable'],
   internal_error: [500, 'Internal server error'],
 }
 

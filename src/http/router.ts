@@ -23,7 +23,10 @@ type RouterContext = Omit<RequestContext, 'params'>
 export function createRouter(basePath: string): (context: RouterContext) => Promise<Answer> {
   const router = IttyRouter<IRequest, [RouterContext], Answer>({ base: basePath })
   for (const [path, handler] of ROUTES) {
-    const route = (request: IRequest, context: RouterContext) => handler({ ...context, params: request.params })
+    const route = (request: IRequest, context: RouterContext) => {
+      context.trace.route = path
+      return handler({ ...context, params: request.params })
+    }
     router.get(path, route).head(path, route)
   }
   for (const [path] of ROUTES) {

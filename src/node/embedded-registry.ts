@@ -30,6 +30,8 @@ export interface EmbeddedRegistryOptions {
   rateLimit?: number
   /** Keep the rate limit in this Redis, shared by every instance. */
   redis?: string
+  /** While Redis is away: let requests through uncounted (`open`, default) or refuse them with 503 (`closed`). */
+  redisFailure?: 'open' | 'closed'
   /** Where the API is mounted (`createRegistry`'s `baseUrl`). */
   baseUrl?: string
   /** Where to say what happened (demo imported, key created, search off); default console.log. */

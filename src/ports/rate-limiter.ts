@@ -8,8 +8,14 @@ export interface RateLimitDecision {
   resetSeconds: number
   /** When not allowed: seconds until the next request may succeed. */
   retryAfterSeconds: number
+  /**
+   * False when the limiter could not reach its state (Redis away) and let the request through
+   * without counting it: no `RateLimit` headers are sent, since `remaining` is not known.
+   */
+  counted?: boolean
 }
 
 export interface RateLimiter {
+  /** Throws `DependencyUnavailableError('rate_limit', …)` to refuse requests while its state is away (a 503). */
   take(key: string): Promise<RateLimitDecision>
 }
