@@ -1,0 +1,151 @@
+/**
+ * What every fault test runs while it takes a dependency away: load from 10 concurrent clients, and a
+ * mirror (the client's `mirror`) following the feed throughout; then what it asserts of both.
+ */
+import { expect } from 'vitest'
+import { createClient } from '../../src/client/client.js'
+import { mirror } from '../../src/client/mirror.js'
+import type { EntityResource } from '../../src/client/types.js'
+
+/** One request of the load, as its client saw it. */
+export interface Outcome {
+  path: string
+  /** When it was sent and when it was answered (ms, `Date.now()`). */
+  sentAt: number
+  answeredAt: number
+  /** 0: no answer (connection refused or reset, or no answer within 10 s). */
+  status: number
+  /** The JSON:API error code of an error answer. */
+  code: string | null
+  retryAfter: string | null
+}
+
+export interface Load {
+  /** Everything answered so far. */
+  readonly outcomes: Outcome[]
+  /** Stops the clients once their requests in flight are answered. */
+  stop(): Promise<Outcome[]>
+}
+
+/** No request may wait longer than this for its answer (the issue's bound is 5 s). */
+const NO_ANSWER_AFTER_MS = 10_000
+
+/** `concurrency` clients, each sending the next of `paths` (round robin) as soon as the last is answered. */
+export function startLoad(baseUrl: string, apiKey: string, paths: string[], { concurrency = 10, pauseMs = 5 } = {}): Load {
+  const outcomes: Outcome[] = []
+  let stopped = false
+  let next = 0
+  const client = async () => {
+    while (!stopped) {
+      const path = paths[next++ % paths.length]!
+      const sentAt = Date.now()
+      let status = 0
+      let code: string | null = null
+      let retryAfter: string | null = null
+      try {
+        const response = await fetch(`${baseUrl}${path}`, { headers: { Authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(NO_ANSWER_AFTER_MS) })
+        const body = await response.arrayBuffer()
+        status = response.status
+        retryAfter = response.headers.get('Retry-After')
+        if (status >= 400) code = (JSON.parse(new TextDecoder().decode(body)) as { errors: { code: string }[] }).errors[0]!.code
+      } catch {
+        status = 0
+      }
+      outcomes.push({ path, sentAt, answeredAt: Date.now(), status, code, retryAfter })
+      await new Promise((resolve) => setTimeout(resolve, pauseMs))
+    }
+  }
+  const clients = Array.from({ length: concurrency }, client)
+  return {
+    outcomes,
+    async stop() {
+      stopped = true
+      await Promise.all(clients)
+      return outcomes
+    },
+  }
+}
+
+export interface RunningMirror {
+  /** The copy: id to entity. */
+  readonly copy: Map<string, EntityResource>
+  /** Lets the mirror catch up with the feed, then stops it. */
+  stop(): Promise<void>
+}
+
+/** A mirror of every entity, polling the feed every 200 ms and retrying through outages. */
+export function startMirror(baseUrl: string, apiKey: string): RunningMirror {
+  const copy = new Map<string, EntityResource>()
+  const controller = new AbortController()
+  const client = createClient({ baseUrl, apiKey, retry: { retries: 1000, baseDelayMs: 50, maxDelayMs: 500 } })
+  const following = mirror(client, {
+    onUpsert: (entity) => void copy.set(entity.id, entity),
+    onRemove: (id) => void copy.delete(id),
+    pollIntervalMs: 200,
+    signal: controller.signal,
+  }).catch((error: unknown) => {
+    if (!controller.signal.aborted) throw error
+  })
+  return {
+    copy,
+    async stop() {
+      // Two poll intervals: whatever the feed had by now has been applied.
+      await new Promise((resolve) => setTimeout(resolve, 600))
+      controller.abort()
+      await following
+    },
+  }
+}
+
+/** The mirror holds exactly the list: nothing lost, nothing duplicated, nothing stale. */
+export async function expectMirrorEqualsList(baseUrl: string, apiKey: string, running: RunningMirror): Promise<void> {
+  await running.stop()
+  const listed = new Map<string, EntityResource>()
+  for await (const entity of createClient({ baseUrl, apiKey }).list()) {
+    expect(listed.has(entity.id), `listed twice: ${entity.id}`).toBe(false)
+    listed.set(entity.id, entity)
+  }
+  expect(listed.size).toBeGreaterThan(0)
+  expect([...running.copy.keys()].sort()).toEqual([...listed.keys()].sort())
+  for (const [id, entity] of listed) expect(running.copy.get(id)?.attributes, id).toEqual(entity.attributes)
+}
+
+export interface OutageExpectations {
+  /**
+   * The code answered for the paths that need the dependency while it is away (`store_unavailable`);
+   * null where no request may fail at all (a rate limiter that fails open).
+   */
+  code: string | null
+  /** When the dependency went away and when it was back (ms, `Date.now()`). */
+  awayAt: number
+  backAt: number
+  /** Whether a path needs the dependency (and may answer 503 while it is away); default every path. */
+  needs?: (path: string) => boolean
+}
+
+/**
+ * What the load saw: every request answered (the process alive), none after more than 5 s, no 500
+ * outside search, every 503 with the dependency's code and a `Retry-After`, only paths that need the
+ * dependency failing, and every request sent 2 s after its return answered as before the outage.
+ */
+export function expectOutageHandled(outcomes: Outcome[], { code, awayAt, backAt, needs = () => true }: OutageExpectations): void {
+  expect(outcomes.length).toBeGreaterThan(0)
+  const describe = (outcome: Outcome) => `${outcome.path} at +${outcome.sentAt - awayAt} ms: ${outcome.status} ${outcome.code ?? ''}`
+  for (const outcome of outcomes) {
+    expect(outcome.status, `unanswered: ${describe(outcome)}`).not.toBe(0)
+    expect(outcome.answeredAt - outcome.sentAt, `slow: ${describe(outcome)}`).toBeLessThanOrEqual(5000)
+    if (!outcome.path.startsWith('/v1/search')) expect(outcome.status, describe(outcome)).not.toBe(500)
+    if (outcome.status === 503) {
+      expect(outcome.code, describe(outcome)).toBe(code)
+      expect(outcome.retryAfter, describe(outcome)).toMatch(/^\d+$/)
+      expect(needs(outcome.path), `failed without needing the dependency: ${describe(outcome)}`).toBe(true)
+    }
+    if (outcome.sentAt >= backAt + 2000 || outcome.answeredAt < awayAt) expect(outcome.status, `not recovered: ${describe(outcome)}`).toBeLessThan(500)
+  }
+  if (code === null) {
+    expect(outcomes.filter((outcome) => outcome.status >= 500).map(describe)).toEqual([])
+    return
+  }
+  // The outage was seen: some request that needs the dependency failed while it was away.
+  expect(outcomes.some((outcome) => outcome.status === 503 && outcome.sentAt >= awayAt && outcome.sentAt <= backAt), 'no 503 seen while the dependency was away').toBe(true)
+}
