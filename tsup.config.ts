@@ -13,6 +13,7 @@ export default defineConfig({
     'embedders/index': 'src/embedders/index.ts',
     'redis/index': 'src/redis/index.ts',
     's3/index': 'src/s3/index.ts',
+    'telemetry/index': 'src/telemetry/index.ts',
     'bun/index': 'adapters/bun.ts',
     'deno/index': 'adapters/deno.ts',
     'next/index': 'adapters/next.ts',

@@ -221,7 +221,11 @@ export interface RunningServer {
   server: Server
   /** `http://host:port` with the port actually bound. */
   url: string
-  close(): Promise<void>
+  /**
+   * Stops accepting connections and closes the idle ones at once; requests in flight have `graceMs`
+   * (default 0) to finish, their connections closing as they do, then every connection is closed.
+   */
+  close(graceMs?: number): Promise<void>
 }
 
 /** Serves a fetch handler on node:http; port 0 picks a free port. */
@@ -230,6 +234,11 @@ export function serve(handler: FetchHandler | AnsweringHandler, { port = 8080, h
   const server = createServer({ requireHostHeader: false }, toNodeListener(handler, options))
   server.on('clientError', answerClientError)
   server.on('connect', answerConnect)
+  let closing = false
+  // Once closing, a connection ends with the answer in flight on it rather than wait for another request.
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    if (closing) response.shouldKeepAlive = false
+  })
   return new Promise((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {
@@ -238,10 +247,16 @@ export function serve(handler: FetchHandler | AnsweringHandler, { port = 8080, h
       resolve({
         server,
         url: `http://${shownHost}:${address.port}`,
-        close: () =>
+        close: (graceMs = 0) =>
           new Promise<void>((done, fail) => {
-            server.close((error) => (error ? fail(error) : done()))
-            server.closeAllConnections()
+            closing = true
+            const timer = setTimeout(() => server.closeAllConnections(), graceMs)
+            server.close((error) => {
+              clearTimeout(timer)
+              if (error) fail(error)
+              else done()
+            })
+            server.closeIdleConnections()
           }),
       })
     })

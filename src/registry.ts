@@ -32,8 +32,11 @@ export interface RegistryOptions {
   baseUrl?: string
   /** How many change records one changes request scans at most (default 10,000). */
   changesWindow?: number
-  /** Called with an unexpected error before a 500 is answered; the response never shows it. */
-  onError?: (error: unknown, request: RequestView) => void
+  /**
+   * Called with an unexpected error before a 500 is answered (the response never shows it), with the
+   * request and its `X-Request-Id`, to log them together.
+   */
+  onError?: (error: unknown, request: RequestView, requestId: string) => void
   /** Told of every request and of dependencies found away: metrics and access logs (`createTelemetry`). */
   telemetry?: Telemetry
 }
@@ -76,7 +79,7 @@ export function createRegistry(options: RegistryOptions): Registry {
   const onError = options.onError ?? ((error) => console.error('entity-registry: unexpected error', error))
   const telemetry = options.telemetry ?? {}
 
-  const errorAnswer = (thrown: unknown, request: RequestView): Answer => {
+  const errorAnswer = (thrown: unknown, request: RequestView, requestId: string): Answer => {
     let error: HttpError
     const cause = thrown instanceof HttpError && thrown.status >= 500 ? thrown.cause : undefined
     // A dependency away is a 503 naming it, wherever it was found (search checks results in the store).
@@ -86,9 +89,9 @@ export function createRegistry(options: RegistryOptions): Registry {
       error = new HttpError(`${away.dependency}_unavailable` as const, away.message, undefined, { 'Retry-After': String(away.retryAfterSeconds) })
     } else if (thrown instanceof HttpError) {
       error = thrown
-      if (cause !== undefined) onError(cause, request)
+      if (cause !== undefined) onError(cause, request, requestId)
     } else {
-      onError(thrown, request)
+      onError(thrown, request, requestId)
       error = new HttpError('internal_error', 'the server failed to answer this request')
     }
     return jsonApiAnswer(JSON.stringify(error.toDocument()), error.status, error.headers)
@@ -132,9 +135,10 @@ export function createRegistry(options: RegistryOptions): Registry {
           'Retry-After': String(decision.retryAfterSeconds),
         }),
         request,
+        trace.requestId,
       )
     } else {
-      answer = await serve(request, url, trace).catch((thrown: unknown) => errorAnswer(thrown, request))
+      answer = await serve(request, url, trace).catch((thrown: unknown) => errorAnswer(thrown, request, trace.requestId))
     }
     if (decision && decision.counted !== false) Object.assign(answer.headers, rateLimitHeaders(decision))
     return answer
@@ -144,8 +148,8 @@ export function createRegistry(options: RegistryOptions): Registry {
     const started = performance.now()
     telemetry.requestStarted?.()
     const requestId = requestIdOf(request)
-    const trace: Trace = { route: null, principal: null }
-    let answer = await handle(request, trace).catch((thrown: unknown) => errorAnswer(thrown, request))
+    const trace: Trace = { route: null, principal: null, requestId }
+    let answer = await handle(request, trace).catch((thrown: unknown) => errorAnswer(thrown, request, requestId))
     // CORS on every answer; a HEAD answer keeps GET's headers and drops the body.
     Object.assign(answer.headers, CORS_HEADERS)
     answer.headers['X-Request-Id'] = requestId
@@ -166,7 +170,7 @@ export function createRegistry(options: RegistryOptions): Registry {
 }
 
 type RouterContext = Parameters<ReturnType<typeof createRouter>>[0]
-type Trace = RouterContext['trace'] & { principal: string | null }
+type Trace = RouterContext['trace'] & { principal: string | null; requestId: string }
 
 /** A client's `X-Request-Id` is kept when it is 1 to 128 visible ASCII characters; otherwise one is made. */
 const VALID_REQUEST_ID = /^[\x21-\x7e]{1,128}$/

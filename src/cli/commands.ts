@@ -6,6 +6,7 @@ import type { Registry } from '../registry.js'
 import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
 import { createProgress } from './progress.js'
+import { createLogger } from '../telemetry/logger.js'
 
 export interface ServeOptions extends EmbeddedRegistryOptions {
   port: number
@@ -24,13 +25,26 @@ export interface ServeOptions extends EmbeddedRegistryOptions {
 
 export type Print = (line: string) => void
 
+/**
+ * Serves until the returned function is called, which shuts down gracefully: `/ready` turns 503, the
+ * listener stops accepting, requests in flight get `shutdownTimeoutMs` to finish, then the store,
+ * the index and the rate limiter close.
+ */
 export async function serveCommand(options: ServeOptions, print: Print): Promise<() => Promise<void>> {
-  const { registry, close } = await openEmbeddedRegistry({ ...options, print })
-  const server = await listen(registry, options)
+  const logger = await createLogger({ level: options.logLevel, format: options.logFormat })
+  const embedded = await openEmbeddedRegistry({ ...options, print, logger, metrics: options.adminPort !== undefined })
+  const server = await listen(embedded.registry, options)
+  const admin = options.adminPort === undefined ? undefined : await serveNode(embedded.admin, { port: options.adminPort, host: options.adminHost })
   print(`listening on ${server.url}`)
+  if (admin) print(`admin (/live, /ready, /metrics) listening on ${admin.url}`)
   return async () => {
-    await server.close()
-    await close()
+    embedded.drain()
+    logger.info({ graceMs: options.shutdownTimeoutMs }, 'shutting down: finishing the requests in flight')
+    await server.close(options.shutdownTimeoutMs)
+    await embedded.close()
+    await admin?.close()
+    logger.info('stopped')
+    logger.flush()
   }
 }
 
@@ -38,7 +52,7 @@ export async function serveCommand(options: ServeOptions, print: Print): Promise
  * Bun's and Deno's own servers under those runtimes (`bunx entity-registry serve`), node:http
  * elsewhere: each runtime's fastest way to serve.
  */
-async function listen(registry: Registry, { port, host, trustProxy }: ServeOptions): Promise<{ url: string; close(): Promise<void> }> {
+async function listen(registry: Registry, { port, host, trustProxy }: ServeOptions): Promise<{ url: string; close(graceMs?: number): Promise<void> }> {
   if ('Bun' in globalThis) return (await import('../../adapters/bun.js')).serve(registry, { port, hostname: host, trustProxy })
   if ('Deno' in globalThis) return (await import('../../adapters/deno.js')).serve(registry, { port, hostname: host, trustProxy })
   return serveNode(registry, { port, host, trustProxy })

@@ -21,6 +21,10 @@ async function run(invocation: Invocation): Promise<number> {
         process.once('SIGINT', resolve)
         process.once('SIGTERM', resolve)
       })
+      // The first signal shuts down gracefully; a second one ends the process at once.
+      const now = (signal: NodeJS.Signals) => process.exit(signal === 'SIGINT' ? 130 : 143)
+      process.once('SIGINT', now)
+      process.once('SIGTERM', now)
       await stop()
       return 0
     }

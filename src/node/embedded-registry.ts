@@ -3,6 +3,13 @@ import { bundledDemoFile, openData, type OpenedData } from './data-dir.js'
 import { openRateLimiter } from './rate-limit.js'
 import { CATCHING_UP } from '../http/search.js'
 import { createRegistry, type Registry } from '../registry.js'
+import { createAdminHandler, type AdminHandler } from '../telemetry/admin-handler.js'
+import type { Logger } from '../telemetry/logger.js'
+import { createMetrics, type Metrics } from '../telemetry/metrics.js'
+import { blobsCheck, createReadiness, searchCheck, storeCheck } from '../telemetry/readiness.js'
+import { createTelemetry } from '../telemetry/telemetry.js'
+import { timedStore } from '../telemetry/timed-store.js'
+import { decodeChangeId } from '../contract/change-id.js'
 import type { SearchSetup } from './search-setup.js'
 import type { Search } from '../search/search-service.js'
 import type { ImportReport } from '../warehouse/import.js'
@@ -36,10 +43,23 @@ export interface EmbeddedRegistryOptions {
   baseUrl?: string
   /** Where to say what happened (demo imported, key created, search off); default console.log. */
   print?: (line: string) => void
+  /**
+   * Logs a line a request (`info`), dependencies away (`warn`) and unexpected errors with their
+   * stack (`error`): a pino logger (`createLogger`). Without one, only unexpected errors are told, on stderr.
+   */
+  logger?: Logger
+  /** Keep Prometheus metrics (served by `admin`'s `/metrics`); default true. */
+  metrics?: boolean
 }
 
 export interface EmbeddedRegistry {
   registry: Registry
+  /** `/live`, `/ready` and `/metrics`, to serve where probes and scrapers reach (no key asked). */
+  admin: AdminHandler
+  /** Its metrics, when kept. */
+  metrics: Metrics | undefined
+  /** Turns `/ready` to 503 for good: the first step of a graceful shutdown. */
+  drain(): void
   /** Stops indexing and closes the store, the search index and the rate limiter. */
   close(): Promise<void>
 }
@@ -57,8 +77,12 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     ...(options.database ? { database: options.database } : {}),
     ...(options.blobs ? { blobs: options.blobs } : {}),
   })
+  const metrics = options.metrics === false ? undefined : createMetrics()
   if (options.demo && (await data.store.feedHead()) === null) {
     const report = await importFile(bundledDemoFile(), data)
+    metrics?.importLines.inc({ result: 'applied' }, report.applied)
+    metrics?.importLines.inc({ result: 'unchanged' }, report.unchanged)
+    metrics?.importLines.inc({ result: 'rejected' }, report.errors.length)
     print(`imported the demo data: ${report.applied} entities`)
   }
   const apiKeys = options.apiKeys ?? []
@@ -94,8 +118,28 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const search: PromiseLike<Search | undefined> = { then: (resolve, reject) => openSearchOnce().then((setup) => setup?.search).then(resolve, reject) }
   const rateLimit = options.rateLimit ?? 600
   const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis) : undefined
+  const openIndexer = async () => (searchOn ? (await openSearchOnce())?.indexer : undefined)
+  metrics?.observe({
+    feedHead: async () => {
+      const head = await data.store.feedHead()
+      return head === null ? 0 : decodeChangeId(head)
+    },
+    searchLag: async () => {
+      // Only once open: a scrape must not be what opens the index.
+      const indexer = opening && (await opening)?.indexer
+      return indexer ? { changes: await indexer.lag(), seconds: await indexer.lagSeconds() } : null
+    },
+  })
+  const readiness = createReadiness([
+    storeCheck(data.store),
+    blobsCheck(data.blobs),
+    ...(searchOn ? [searchCheck(async () => (await openIndexer())?.lag(), CATCHING_UP)] : []),
+  ])
+  const logger = options.logger
   const registry = createRegistry({
-    store: data.store,
+    store: metrics ? timedStore(data.store, metrics) : data.store,
+    ...(metrics || logger ? { telemetry: createTelemetry({ ...(metrics ? { metrics } : {}), ...(logger ? { logger } : {}) }) } : {}),
+    ...(logger ? { onError: (error: unknown, _request: unknown, requestId: string) => logger.error({ err: error, requestId }, 'unexpected error, answered 500') } : {}),
     blobs: data.blobs,
     ...(searchOn ? { search } : {}),
     auth: createApiKeyAuthenticator({ keys: apiKeys, store: data.store }),
@@ -104,6 +148,9 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   })
   return {
     registry,
+    admin: createAdminHandler({ readiness, ...(metrics ? { metrics } : {}) }),
+    metrics,
+    drain: () => readiness.drain(),
     async close() {
       clearTimeout(openTimer)
       await (await opening)?.close()

@@ -27,6 +27,8 @@ export interface Indexer {
   stop(): Promise<void>
   /** Changes between the index and the feed head (an estimate from feed positions). */
   lag(): Promise<number>
+  /** Seconds since the oldest change the index has not applied was recorded; 0 when it is current. */
+  lagSeconds(): Promise<number>
   /** Empties the index and builds it again from the feed (a changed embedder needs it). */
   rebuild(): Promise<number>
 }
@@ -130,6 +132,11 @@ export function createIndexer({ store, index, embedder, batchSize = 500, optimiz
       // A store with its own change id form: only "behind or not" can be told.
       if (headSeq === null || cursorSeq === null) return cursor === head ? 0 : 1
       return Math.max(0, headSeq - cursorSeq)
+    },
+    async lagSeconds() {
+      const { cursor } = await index.state()
+      const [oldest] = (await store.listChanges({ qualifiers: [], after: cursor, limit: 1, window: 1 })).changes
+      return oldest === undefined ? 0 : Math.max(0, (Date.now() - Date.parse(oldest.recordedAt)) / 1000)
     },
     rebuild: () =>
       serialized(async () => {

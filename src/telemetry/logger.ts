@@ -1,0 +1,29 @@
+import { pino, type Logger } from 'pino'
+
+export type { Logger } from 'pino'
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export interface LoggerOptions {
+  /** Default `info`: a line for every request. */
+  level?: LogLevel
+  /** `json` (default): one JSON object a line, for log pipelines; `pretty`: for people at a terminal. */
+  format?: 'json' | 'pretty'
+  /** A file descriptor to write to (default 1, standard output). */
+  destination?: number
+}
+
+/**
+ * The registry's logger: pino, writing through a buffer (a write a request would cost more than the
+ * request): `logger.flush()` before the process ends, as the CLI's shutdown does. Keys and the
+ * Authorization header are never given to it; `redact` is there should a caller log a request anyway.
+ */
+export async function createLogger({ level = 'info', format = 'json', destination = 1 }: LoggerOptions = {}): Promise<Logger> {
+  const options = { level, base: { name: 'entity-registry' }, redact: ['req.headers.authorization', 'headers.authorization', 'authorization'] }
+  if (format === 'pretty') {
+    // Loaded only when asked for: people read it, pipelines never need it.
+    const { default: pretty } = await import('pino-pretty')
+    return pino(options, pretty({ destination, sync: true, colorize: false, ignore: 'pid,hostname,name' }))
+  }
+  return pino(options, pino.destination({ dest: destination, sync: false, minLength: 4096 }))
+}
