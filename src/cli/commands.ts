@@ -35,8 +35,8 @@ export async function serveCommand(options: ServeOptions, print: Print): Promise
   const embedded = await openEmbeddedRegistry({ ...options, print, logger, metrics: options.adminPort !== undefined })
   const server = await listen(embedded.registry, options)
   const admin = options.adminPort === undefined ? undefined : await serveNode(embedded.admin, { port: options.adminPort, host: options.adminHost })
+  if (admin) print(`admin (/live, /ready, /metrics) on ${admin.url}`)
   print(`listening on ${server.url}`)
-  if (admin) print(`admin (/live, /ready, /metrics) listening on ${admin.url}`)
   return async () => {
     embedded.drain()
     logger.info({ graceMs: options.shutdownTimeoutMs }, 'shutting down: finishing the requests in flight')

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino'
+import { pino, type DestinationStream, type Logger } from 'pino'
 
 export type { Logger } from 'pino'
 
@@ -9,8 +9,8 @@ export interface LoggerOptions {
   level?: LogLevel
   /** `json` (default): one JSON object a line, for log pipelines; `pretty`: for people at a terminal. */
   format?: 'json' | 'pretty'
-  /** A file descriptor to write to (default 1, standard output). */
-  destination?: number
+  /** A file descriptor to write to (default 1, standard output), or a stream (JSON lines only). */
+  destination?: number | DestinationStream
 }
 
 /**
@@ -20,6 +20,7 @@ export interface LoggerOptions {
  */
 export async function createLogger({ level = 'info', format = 'json', destination = 1 }: LoggerOptions = {}): Promise<Logger> {
   const options = { level, base: { name: 'entity-registry' }, redact: ['req.headers.authorization', 'headers.authorization', 'authorization'] }
+  if (typeof destination !== 'number') return pino(options, destination)
   if (format === 'pretty') {
     // Loaded only when asked for: people read it, pipelines never need it.
     const { default: pretty } = await import('pino-pretty')

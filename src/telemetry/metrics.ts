@@ -39,7 +39,7 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
   const registers = [register]
   let sources: MetricSources = {}
 
-  /** A gauge whose value is read when scraped; one whose source fails (the store away) is left out of that scrape. */
+  /** A gauge whose value is read when scraped; one whose source fails (the store away) keeps its last value. */
   const scraped = (name: string, help: string, read: () => Promise<number | null | undefined>) =>
     new Gauge({
       name: `${prefix}${name}`,
@@ -47,8 +47,7 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
       registers,
       async collect() {
         const value = await read().catch(() => null)
-        if (value === null || value === undefined) this.reset()
-        else this.set(value)
+        if (value !== null && value !== undefined) this.set(value)
       },
     })
   scraped('feed_head', 'The change feed head position (sequence number of the newest change)', async () => sources.feedHead?.())
