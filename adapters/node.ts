@@ -234,10 +234,17 @@ export function serve(handler: FetchHandler | AnsweringHandler, { port = 8080, h
   const server = createServer({ requireHostHeader: false }, toNodeListener(handler, options))
   server.on('clientError', answerClientError)
   server.on('connect', answerConnect)
+  // Answers being written; once closing, each connection ends with its answer rather than wait for another request.
+  const inFlight = new Set<ServerResponse>()
   let closing = false
-  // Once closing, a connection ends with the answer in flight on it rather than wait for another request.
+  const endAfter = (response: ServerResponse) => {
+    response.shouldKeepAlive = false
+    response.once('finish', () => setImmediate(() => server.closeIdleConnections()))
+  }
   server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
-    if (closing) response.shouldKeepAlive = false
+    if (closing) return endAfter(response)
+    inFlight.add(response)
+    response.once('close', () => inFlight.delete(response))
   })
   return new Promise((resolve, reject) => {
     server.once('error', reject)
@@ -250,6 +257,7 @@ export function serve(handler: FetchHandler | AnsweringHandler, { port = 8080, h
         close: (graceMs = 0) =>
           new Promise<void>((done, fail) => {
             closing = true
+            for (const response of inFlight) endAfter(response)
             const timer = setTimeout(() => server.closeAllConnections(), graceMs)
             server.close((error) => {
               clearTimeout(timer)

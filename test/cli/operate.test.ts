@@ -1,0 +1,91 @@
+import { mkdtempSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startLoad } from '../faults/harness.js'
+import { startServer, type Server } from '../support/cli.js'
+
+const KEY = 'operate-key-0123456789'
+
+/** The admin listener's address, from the line serve prints for it. */
+const adminUrlOf = (server: Server) => /^admin \(\/live, \/ready, \/metrics\) on (http:\/\/\S+)$/.exec(server.lines.find((line) => line.startsWith('admin ')) ?? '')?.[1]
+
+const exitOf = (server: Server) => new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)))
+
+describe('serve --admin-port', () => {
+  let server: Server
+  let admin = ''
+  beforeAll(async () => {
+    server = await startServer(['--data', mkdtempSync(join(tmpdir(), 'er-operate-')), '--demo', '--search', 'none', '--api-key', KEY, '--admin-port', '0'])
+    admin = adminUrlOf(server)!
+  })
+  afterAll(() => server?.stop())
+
+  it('answers /live, /ready and /metrics without a key, on its own port only', async () => {
+    expect(admin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect(admin).not.toBe(server.url)
+    await fetch(`${server.url}/v1/entities/s1113`, { headers: { Authorization: `Bearer ${KEY}` } })
+    expect(await (await fetch(`${admin}/live`)).json()).toEqual({ status: 'live' })
+    const ready = await fetch(`${admin}/ready`)
+    expect(ready.status).toBe(200)
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok', blobs: 'ok' } })
+    const metrics = await (await fetch(`${admin}/metrics`)).text()
+    expect(metrics).toContain('entity_registry_http_requests_total{route="/v1/entities/:id",method="GET",status="200"} 1')
+    expect(metrics).toContain('entity_registry_feed_head 685')
+    expect(metrics).toContain('entity_registry_import_lines_total{result="applied"} 685')
+    expect(metrics).toMatch(/^entity_registry_process_resident_memory_bytes \d+/m)
+    // The API's port does not serve them.
+    expect((await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${KEY}` } })).status).toBe(404)
+  })
+})
+
+describe('serve shutting down on SIGTERM', () => {
+  it('finishes every request in flight under load and exits 0', async () => {
+    const server = await startServer(['--data', mkdtempSync(join(tmpdir(), 'er-sigterm-')), '--demo', '--search', 'none', '--api-key', KEY, '--rate-limit', '0'])
+    const exited = exitOf(server)
+    const load = startLoad(server.url, KEY, ['/v1/entities', '/v1/entities/s1113', '/v1/entities/changes?filter=type:person'], { pauseMs: 0 })
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const signalledAt = Date.now()
+    server.process.kill('SIGTERM')
+    const outcomes = await load.stop()
+    expect(await exited).toBe(0)
+    const before = outcomes.filter((outcome) => outcome.sentAt < signalledAt)
+    expect(before.length).toBeGreaterThan(20)
+    // Every request sent before the signal was answered in full; after it, the listener refuses connections.
+    expect(before.filter((outcome) => outcome.status !== 200)).toEqual([])
+    expect(outcomes.filter((outcome) => outcome.status !== 200 && outcome.status !== 0)).toEqual([])
+    expect(server.lines.some((line) => line.includes('"msg":"stopped"'))).toBe(true)
+  })
+
+  /** A server in its grace period: a connection that sent half a request holds it there. */
+  async function draining(shutdownTimeout: string) {
+    const server = await startServer(['--data', mkdtempSync(join(tmpdir(), 'er-drain-')), '--demo', '--search', 'none', '--api-key', KEY, '--admin-port', '0', '--shutdown-timeout', shutdownTimeout])
+    const exited = exitOf(server)
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write('GET /v1/entities HTTP/1.1\r\nHost: x\r\n')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    server.process.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    return { server, exited, admin: adminUrlOf(server)!, socket }
+  }
+
+  it('says not ready on the admin port while requests in flight finish, then exits 0', async () => {
+    const { exited, admin, socket } = await draining('3')
+    const ready = await fetch(`${admin}/ready`)
+    expect(ready.status).toBe(503)
+    expect(await ready.json()).toEqual({ status: 'not ready', checks: { server: 'shutting down' } })
+    expect(await exited).toBe(0)
+    socket.destroy()
+  })
+
+  it('exits at once on a second signal', async () => {
+    const { server, exited, socket } = await draining('60')
+    const started = Date.now()
+    server.process.kill('SIGTERM')
+    expect(await exited).toBe(143)
+    expect(Date.now() - started).toBeLessThan(2000)
+    socket.destroy()
+  })
+})
