@@ -36,6 +36,8 @@ export interface EmbeddedRegistryOptions {
   baseUrl?: string
   /** Where to say what happened (demo imported, key created, search off); default console.log. */
   print?: (line: string) => void
+  /** Where to warn of trouble while serving (Redis away, back); default console.error. */
+  warn?: (message: string) => void
 }
 
 export interface EmbeddedRegistry {
@@ -93,7 +95,8 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const openTimer = searchOn ? setTimeout(openSearchOnce, SEARCH_OPEN_DELAY_MS) : undefined
   const search: PromiseLike<Search | undefined> = { then: (resolve, reject) => openSearchOnce().then((setup) => setup?.search).then(resolve, reject) }
   const rateLimit = options.rateLimit ?? 600
-  const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis) : undefined
+  const warn = options.warn ?? ((message: string) => console.error(message))
+  const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis, { warn, ...(options.redisFailure ? { failure: options.redisFailure } : {}) }) : undefined
   const registry = createRegistry({
     store: data.store,
     blobs: data.blobs,
