@@ -44,8 +44,9 @@ export interface EmbeddedRegistryOptions {
   /** Where to say what happened (demo imported, key created, search off); default console.log. */
   print?: (line: string) => void
   /**
-   * Logs a line a request (`info`), dependencies away (`warn`) and unexpected errors with their
-   * stack (`error`): a pino logger (`createLogger`). Without one, only unexpected errors are told, on stderr.
+   * Logs a line a request (`info`), trouble while serving (a dependency away, back: `warn`) and
+   * unexpected errors with their stack (`error`): a pino logger (`createLogger`). Without one,
+   * warnings and unexpected errors go to stderr.
    */
   logger?: Logger
   /** Keep Prometheus metrics (served by `admin`'s `/metrics`); default true. */
@@ -117,7 +118,9 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const openTimer = searchOn ? setTimeout(openSearchOnce, SEARCH_OPEN_DELAY_MS) : undefined
   const search: PromiseLike<Search | undefined> = { then: (resolve, reject) => openSearchOnce().then((setup) => setup?.search).then(resolve, reject) }
   const rateLimit = options.rateLimit ?? 600
-  const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis) : undefined
+  const logger = options.logger
+  const warn = logger ? (message: string) => logger.warn(message) : (message: string) => console.error(message)
+  const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis, { warn, ...(options.redisFailure ? { failure: options.redisFailure } : {}) }) : undefined
   const openIndexer = async () => (searchOn ? (await openSearchOnce())?.indexer : undefined)
   metrics?.observe({
     feedHead: async () => {
@@ -135,7 +138,6 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     blobsCheck(data.blobs),
     ...(searchOn ? [searchCheck(async () => (await openIndexer())?.lag(), CATCHING_UP)] : []),
   ])
-  const logger = options.logger
   const registry = createRegistry({
     store: metrics ? timedStore(data.store, metrics) : data.store,
     ...(metrics || logger ? { telemetry: createTelemetry({ ...(metrics ? { metrics } : {}), ...(logger ? { logger } : {}) }) } : {}),

@@ -1,4 +1,6 @@
+import { DependencyUnavailableError } from '../ports/dependency.js'
 import type { RateLimitDecision, RateLimiter } from '../ports/rate-limiter.js'
+import { createCircuitBreaker } from './circuit-breaker.js'
 
 /** The part of an ioredis client this limiter uses. */
 export interface RedisEvalClient {
@@ -14,10 +16,18 @@ export interface RedisRateLimiterOptions {
   /** Prefix of the bucket keys, so several registries can share one Redis. */
   prefix?: string
   /**
-   * When Redis does not answer: `'open'` (default) lets the request through, since an outage of the
-   * limiter should not take the API down with it; `'closed'` refuses it with a 429.
+   * While Redis does not answer: `'open'` (default) lets requests through uncounted (with no
+   * `RateLimit` headers), since an outage of the limiter should not take the API down with it;
+   * `'closed'` refuses them with a 503 `rate_limit_unavailable` and `Retry-After`.
    */
   onUnavailable?: 'open' | 'closed'
+  /**
+   * After Redis failed (an error or the client's timeout), requests skip it for this long, answered
+   * at once as while it is away, then one request probes it again. Default 1000.
+   */
+  breakerMs?: number
+  /** Called once when Redis stops answering (with the error) and once when it answers again: for a warning. */
+  onAvailabilityChange?: (available: boolean, error?: unknown) => void
 }
 
 // One token bucket per key, refilled continuously, on Redis's own clock so that every instance agrees.
@@ -42,8 +52,17 @@ return { allowed, tostring(tokens) }
 `
 
 /** Token bucket per key shared by every instance through one Redis. */
-export function createRedisRateLimiter({ redis, limit, windowSeconds = 60, prefix = 'entity-registry:rate:', onUnavailable = 'open' }: RedisRateLimiterOptions): RateLimiter {
+export function createRedisRateLimiter({
+  redis,
+  limit,
+  windowSeconds = 60,
+  prefix = 'entity-registry:rate:',
+  onUnavailable = 'open',
+  breakerMs = 1000,
+  onAvailabilityChange,
+}: RedisRateLimiterOptions): RateLimiter {
   if (!(Number.isInteger(limit) && limit > 0)) throw new RangeError('limit must be a positive whole number')
+  const breaker = createCircuitBreaker({ openMs: breakerMs, ...(onAvailabilityChange ? { onAvailabilityChange } : {}) })
   const refillPerSecond = limit / windowSeconds
   const decide = (allowed: boolean, tokens: number): RateLimitDecision => ({
     allowed,
@@ -55,14 +74,16 @@ export function createRedisRateLimiter({ redis, limit, windowSeconds = 60, prefi
   })
   return {
     async take(key) {
-      let reply: unknown
-      try {
-        reply = await redis.eval(TAKE, 1, prefix + key, limit, windowSeconds * 1000)
-      } catch {
-        return onUnavailable === 'open' ? decide(true, limit - 1) : decide(false, 0)
+      const reply = await breaker.attempt(() => redis.eval(TAKE, 1, prefix + key, limit, windowSeconds * 1000))
+      if (reply.ok) {
+        const [allowed, tokens] = reply.value as [number, string]
+        return decide(allowed === 1, Number(tokens))
       }
-      const [allowed, tokens] = reply as [number, string]
-      return decide(allowed === 1, Number(tokens))
+      if (onUnavailable === 'closed') {
+        throw new DependencyUnavailableError('rate_limit', 'the rate limit cannot be checked: its Redis does not answer', Math.max(1, Math.ceil(reply.retryAfterMs / 1000)))
+      }
+      // What is left of the bucket is not known: `counted: false` keeps these numbers out of the headers.
+      return { allowed: true, limit, remaining: limit, windowSeconds, resetSeconds: 0, retryAfterSeconds: 0, counted: false }
     },
   }
 }

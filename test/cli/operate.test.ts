@@ -4,12 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLoad } from '../faults/harness.js'
-import { startServer, type Server } from '../support/cli.js'
+import { adminUrlOf, startServer, type Server } from '../support/cli.js'
 
 const KEY = 'operate-key-0123456789'
-
-/** The admin listener's address, from the line serve prints for it. */
-const adminUrlOf = (server: Server) => /^admin \(\/live, \/ready, \/metrics\) on (http:\/\/\S+)$/.exec(server.lines.find((line) => line.startsWith('admin ')) ?? '')?.[1]
 
 const exitOf = (server: Server) => new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)))
 
@@ -18,7 +15,7 @@ describe('serve --admin-port', () => {
   let admin = ''
   beforeAll(async () => {
     server = await startServer(['--data', mkdtempSync(join(tmpdir(), 'er-operate-')), '--demo', '--search', 'none', '--api-key', KEY, '--admin-port', '0'])
-    admin = adminUrlOf(server)!
+    admin = adminUrlOf(server)
   })
   afterAll(() => server?.stop())
 
@@ -68,7 +65,7 @@ describe('serve shutting down on SIGTERM', () => {
     await new Promise((resolve) => setTimeout(resolve, 100))
     server.process.kill('SIGTERM')
     await new Promise((resolve) => setTimeout(resolve, 300))
-    return { server, exited, admin: adminUrlOf(server)!, socket }
+    return { server, exited, admin: adminUrlOf(server), socket }
   }
 
   it('says not ready on the admin port while requests in flight finish, then exits 0', async () => {

@@ -18,6 +18,8 @@ export interface Outcome {
   /** The JSON:API error code of an error answer. */
   code: string | null
   retryAfter: string | null
+  /** The `RateLimit` header: absent where the limiter let the request through uncounted. */
+  rateLimit: string | null
 }
 
 export interface Load {
@@ -42,16 +44,18 @@ export function startLoad(baseUrl: string, apiKey: string, paths: string[], { co
       let status = 0
       let code: string | null = null
       let retryAfter: string | null = null
+      let rateLimit: string | null = null
       try {
         const response = await fetch(`${baseUrl}${path}`, { headers: { Authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(NO_ANSWER_AFTER_MS) })
         const body = await response.arrayBuffer()
         status = response.status
         retryAfter = response.headers.get('Retry-After')
+        rateLimit = response.headers.get('RateLimit')
         if (status >= 400) code = (JSON.parse(new TextDecoder().decode(body)) as { errors: { code: string }[] }).errors[0]!.code
       } catch {
         status = 0
       }
-      outcomes.push({ path, sentAt, answeredAt: Date.now(), status, code, retryAfter })
+      outcomes.push({ path, sentAt, answeredAt: Date.now(), status, code, retryAfter, rateLimit })
       await new Promise((resolve) => setTimeout(resolve, pauseMs))
     }
   }

@@ -33,10 +33,28 @@ describe.skipIf(!reachable)(`Redis rate limiter (${reachable ? url : `skipped: n
     expect((await limiter.take('k')).allowed).toBe(true)
   })
 
-  it('fails open by default and closed when asked when Redis does not answer', async () => {
+  it('fails open (uncounted) by default and closed (503) when asked when Redis does not answer', async () => {
     const dead = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 200, retryStrategy: () => null, enableOfflineQueue: false })
-    expect((await createRedisRateLimiter({ redis: dead, limit: 3 }).take('k')).allowed).toBe(true)
-    expect((await createRedisRateLimiter({ redis: dead, limit: 3, onUnavailable: 'closed' }).take('k')).allowed).toBe(false)
+    expect(await createRedisRateLimiter({ redis: dead, limit: 3 }).take('k')).toMatchObject({ allowed: true, counted: false })
+    await expect(createRedisRateLimiter({ redis: dead, limit: 3, onUnavailable: 'closed' }).take('k')).rejects.toMatchObject({ name: 'DependencyUnavailableError', dependency: 'rate_limit' })
     dead.disconnect()
+  })
+
+  it('skips Redis while its connection is down, then counts again after one probe', async () => {
+    const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, commandTimeout: 500, enableOfflineQueue: false })
+    await redis.connect()
+    const changes: boolean[] = []
+    const limiter = createRedisRateLimiter({ redis, limit: 5, prefix: prefix(), breakerMs: 500, onAvailabilityChange: (available) => void changes.push(available) })
+    expect(await limiter.take('k')).toMatchObject({ remaining: 4 })
+    const ended = new Promise((resolve) => redis.once('end', resolve))
+    redis.disconnect()
+    await ended
+    for (let i = 0; i < 5; i++) expect(await limiter.take('k')).toMatchObject({ allowed: true, counted: false })
+    await redis.connect()
+    expect(await limiter.take('k')).toMatchObject({ counted: false }) // still within breakerMs: Redis not asked
+    await new Promise((resolve) => setTimeout(resolve, 550))
+    expect(await limiter.take('k')).toMatchObject({ remaining: 3 }) // the requests let through were not counted
+    expect(changes).toEqual([false, true])
+    redis.disconnect()
   })
 })
