@@ -8,16 +8,18 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore } from '../../src/kysely/postgres.js'
+import { isDependencyUnavailable } from '../../src/ports/dependency.js'
 import { CLI, startServer, type Server } from '../support/cli.js'
 import { privatePostgresSkipReason, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js'
 import { expectMirrorEqualsList, expectOutageHandled, startLoad, startMirror } from './harness.js'
 
 const API_KEY = 'er_fault_test_key'
 /** A page, one entity, one merged into it (the answer follows the merge), and the feed. */
-const PATHS = ['/v1/entities?page[limit]=50', '/v1/entities/a000041', '/v1/entities/a000039', '/v1/entities/changes?page[limit]=50']
+const PATHS = ['/v1/entities?page[limit]=50', '/v1/entities/a000041', '/v1/entities/a000039', '/v1/entities/changes?filter=type:person&page[limit]=50']
 const IMPORT_BATCH = 500
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -85,6 +87,23 @@ describe.skipIf(privatePostgresSkipReason !== null)('PostgreSQL going away', () 
     })
     expectOutageHandled(outcomes, { code: 'store_unavailable', awayAt, backAt })
   }, 60_000)
+
+  it('fails a read the server does not answer within readTimeoutMs, drops its connection, and reads on', async () => {
+    const store = await createPostgresStore({ connectionString: postgres.url, readTimeoutMs: 500 })
+    try {
+      const started = Date.now()
+      const error = await sql`select pg_sleep(3)`.execute(store.db).then(() => null, (thrown: unknown) => thrown)
+      expect(isDependencyUnavailable(error) && error.dependency).toBe('store')
+      expect(Date.now() - started).toBeLessThan(1500)
+      // The pool lends a working connection, not the one left waiting.
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(store.db)
+      expect(rows).toHaveLength(1)
+      // Statements in a transaction are not cut: an import's may wait for the writers' lock.
+      await store.db.transaction().execute((tx) => sql`select pg_sleep(1)`.execute(tx))
+    } finally {
+      await store.close()
+    }
+  })
 
   it('stops an import that loses its database at a batch boundary, naming the line', async () => {
     const lines = 200_000
