@@ -3,6 +3,7 @@ import { serve as serveNode } from '../../adapters/node.js'
 import { generateApiKey, hashApiKey } from '../auth/api-keys.js'
 import { importFile, openEmbeddedRegistry, type EmbeddedRegistryOptions } from '../node/embedded-registry.js'
 import type { Registry } from '../registry.js'
+import { isDependencyUnavailable } from '../ports/dependency.js'
 import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
 import { createProgress } from './progress.js'
@@ -86,6 +87,14 @@ export async function importCommand(file: string, options: DataOptions, print: P
     for (const error of report.errors.sort((a, b) => a.line - b.line)) warn(`line ${error.line}: ${error.message}`)
     print(`applied ${report.applied}, unchanged ${report.unchanged}, rejected ${report.errors.length}`)
     return report.errors.length === 0
+  } catch (error) {
+    // Already loaded by importFile; not at the top: serving never loads the import's validation.
+    const { ImportStoppedError } = await import('../warehouse/import.js')
+    if (!(error instanceof ImportStoppedError && isDependencyUnavailable(error.cause))) throw error
+    progress.done()
+    const cause = error.cause.cause instanceof Error ? ` (${error.cause.cause.message})` : ''
+    warn(`import: the store became unavailable at line ${error.line}: ${error.cause.message}${cause}; the lines before it are applied, none from it on`)
+    return false
   } finally {
     await data.store.close()
   }

@@ -1,35 +1,81 @@
 import { Kysely, PGliteDialect, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely'
+import { DependencyUnavailableError } from '../ports/dependency.js'
 import { overriding } from './overriding.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
+import { asStoreError } from './postgres-errors.js'
+
+export interface PostgresConnectionOptions {
+  /**
+   * A statement outside a transaction (every read a request makes) not answered within this many
+   * ms fails as the store being unavailable (a 503), and its connection is dropped (default 3000).
+   * Statements in a transaction are not cut: an import's may wait for the writers' lock.
+   */
+  readTimeoutMs?: number
+  /**
+   * Called with each error of a connection the pool holds idle (the server ended it: a restart,
+   * `pg_terminate_backend`); the pool drops that connection and makes a new one when needed.
+   */
+  onConnectionError?: (error: Error) => void
+}
 
 /** `pool`: a `pg.Pool` (typed by Kysely's structural `PostgresPool`, so that no `@types/pg` is needed). */
-export type PostgresStoreOptions = ({ connectionString: string } | { pool: PostgresPool }) & StoreTuning
+export type PostgresStoreOptions = ({ connectionString: string } | { pool: PostgresPool }) & PostgresConnectionOptions & StoreTuning
 
-/** The scale-out store: PostgreSQL through `pg`. Closing the store ends the pool, a given one too. */
+/**
+ * How long a request waits for a connection of the pool the store makes; with the read timeout,
+ * a request's query has its answer or a 503 within 5 s.
+ */
+const CONNECTION_TIMEOUT_MS = 2000
+const READ_TIMEOUT_MS = 3000
+
+/**
+ * The scale-out store: PostgreSQL through `pg`. Closing the store ends the pool, a given one too.
+ * A server away (down, restarting, refusing connections) makes requests answer 503
+ * `store_unavailable` until it is back; then the pool makes new connections by itself.
+ */
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<KyselyStore> {
   // Loaded on demand, as the SQLite and PGlite drivers are.
   const { default: pg } = await import('pg').catch((cause: unknown) => {
     throw new Error('createPostgresStore needs the package pg: npm install pg', { cause })
   })
-  const pool = 'pool' in options ? options.pool : new pg.Pool({ connectionString: options.connectionString })
-  return createOwningStore(new Kysely({ dialect: new PostgresDialect({ pool: withNamedReads(pool) }) }), 'postgres', options)
+  const pool =
+    'pool' in options ? options.pool : new pg.Pool({ connectionString: options.connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS })
+  // Without a listener, an idle connection's error (the server ended it) ends the process.
+  const onConnectionError = options.onConnectionError ?? (() => {})
+  ;(pool as unknown as EventSource).on('error', (error) => onConnectionError(error))
+  const dialect = new PostgresDialect({ pool: storePool(pool, options.readTimeoutMs ?? READ_TIMEOUT_MS) })
+  return createOwningStore(new Kysely({ dialect }), 'postgres', options)
+}
+
+/** What this file needs of a `pg` pool or client beyond Kysely's structural types. */
+interface EventSource {
+  on(event: 'error', listener: (error: Error) => void): unknown
 }
 
 /** Distinct read statements a process names; the query shapes the store keeps are as many. */
 const MAX_NAMED_READS = 256
 
+const BEGIN = /^\s*(begin|start transaction)\b/i
+const END = /^\s*(commit|rollback|end|abort)\s*$/i
+
 /**
- * The pool, whose clients send each read (`select`) as a named statement: PostgreSQL parses and
- * plans an unnamed statement on every call, and a named one once a connection (which doubles the
- * rate of a page query, measured with pgbench). Kysely sends every query unnamed; with the query
- * shapes compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named.
+ * The pool, as the store uses it: its clients name reads, bound their wait, and report a lost
+ * connection as the store being unavailable.
+ *
+ * Each read (`select`) goes as a named statement: PostgreSQL parses and plans an unnamed statement
+ * on every call, and a named one once a connection (which doubles the rate of a page query,
+ * measured with pgbench). Kysely sends every query unnamed; with the query shapes compiled once, the
+ * texts repeat, and the first MAX_NAMED_READS of them are named.
  *
  * Each query goes with a callback, and the promise is made here: awaiting `pg`'s own promise, ten
  * concurrent page queries kept so much alive that V8 moved it to the old generation, 20 full
  * collections in 4 s against one with the callback (19,000 page queries against 27,600; measured
  * with pg 8.23 and Kysely's driver, bench/README.md).
+ *
+ * A statement outside a transaction not answered within `readTimeoutMs` fails, and its client is
+ * ended (its socket destroyed): the pool then drops it rather than lend a connection that hangs.
  */
-function withNamedReads(pool: PostgresPool): PostgresPool {
+function storePool(pool: PostgresPool, readTimeoutMs: number): PostgresPool {
   const names = new Map<string, string>()
   const nameOf = (text: string): string | undefined => {
     let name = names.get(text)
@@ -39,19 +85,45 @@ function withNamedReads(pool: PostgresPool): PostgresPool {
     }
     return name
   }
-  const namingReads = (client: PostgresPoolClient) =>
+  const inTransaction = new WeakSet<PostgresPoolClient>()
+  const listening = new WeakSet<PostgresPoolClient>()
+  const storeClient = (client: PostgresPoolClient) =>
     overriding(client, 'query', (...query: unknown[]) => {
       const [text, values] = query
       const send = client.query as (...query: unknown[]) => unknown
       // A cursor (Kysely's streaming) goes as it came.
       if (typeof text !== 'string') return send.apply(client, query)
+      if (BEGIN.test(text)) inTransaction.add(client)
+      const timed = !inTransaction.has(client)
+      if (END.test(text)) inTransaction.delete(client)
       const name = nameOf(text)
       return new Promise((resolve, reject) => {
-        const done = (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result))
+        const timer = timed
+          ? setTimeout(() => {
+              reject(new DependencyUnavailableError('store', `the database did not answer within ${readTimeoutMs} ms`))
+              void (client as unknown as { end(): Promise<void> }).end().catch(() => {})
+            }, readTimeoutMs)
+          : undefined
+        const done = (error: Error | null, result: unknown) => {
+          clearTimeout(timer)
+          if (error) reject(asStoreError(error))
+          else resolve(result)
+        }
         send.call(client, name === undefined ? { text, values } : { name, text, values }, done)
       })
     })
-  return overriding(pool, 'connect', async () => namingReads(await pool.connect()))
+  return overriding(pool, 'connect', async () => {
+    const client = await pool.connect().catch((error: unknown) => {
+      throw asStoreError(error)
+    })
+    if (!listening.has(client)) {
+      listening.add(client)
+      // A lent client's connection lost between queries (or ended above) emits 'error', which
+      // would end the process unheard; its next query fails and reports it.
+      ;(client as unknown as EventSource).on('error', () => {})
+    }
+    return storeClient(client)
+  })
 }
 
 export interface PgliteStoreOptions extends StoreTuning {

@@ -1,6 +1,7 @@
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import { foldCase } from '../gffs/evaluate.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
+import { unlessLockedOut } from './sqlite-errors.js'
 import { SQLITE_FOLD_FUNCTION } from './sql-dialect.js'
 
 export interface SqliteStoreOptions extends StoreTuning {
@@ -19,14 +20,23 @@ export interface SqliteStoreOptions extends StoreTuning {
  */
 export async function createSqliteStore({ file, ...tuning }: SqliteStoreOptions): Promise<KyselyStore> {
   const database = await openSqliteConnection(file)
-  // Another process's writer holds the lock for one transaction at a time: wait for it.
-  database.exec('pragma busy_timeout = 5000')
+  // Another process's writer holds the lock for one transaction at a time: wait for it, but
+  // bounded (the wait blocks the whole process); past it, a statement fails as the store away.
+  database.exec(`pragma busy_timeout = ${BUSY_TIMEOUT_MS}`)
   database.exec('pragma journal_mode = WAL')
   // In WAL mode NORMAL stays consistent after a crash and may lose only the last commits on power loss.
   database.exec('pragma synchronous = NORMAL')
   registerSqliteFunctions(database)
   return createOwningStore(new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), 'sqlite', tuning)
 }
+
+/**
+ * How long a statement waits for another connection's lock. In WAL mode reads never wait (but for
+ * a connection in exclusive locking mode); a write waits for the writer before it, which holds the
+ * lock for one import batch (tens of ms). One bound for both: better-sqlite3 waits synchronously,
+ * so a longer wait for writes would stall every request of a process that also serves.
+ */
+const BUSY_TIMEOUT_MS = 3000
 
 /** What this store needs of a SQLite connection: better-sqlite3's and `node:sqlite`'s alike. */
 interface SqliteConnection extends SqliteFunctionHost {
@@ -95,7 +105,7 @@ function withStatementCache(database: SqliteConnection): SqliteDatabase {
     prepare(sql: string) {
       let statement = statements.get(sql)
       if (statement === undefined) {
-        statement = database.prepare(sql)
+        statement = unlessLockedOut(() => lockedOutAsUnavailable(database.prepare(sql)))
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
       } else {
         statements.delete(sql)
@@ -103,5 +113,15 @@ function withStatementCache(database: SqliteConnection): SqliteDatabase {
       statements.set(sql, statement)
       return statement
     },
+  }
+}
+
+/** The statement, whose runs report a database held by another connection as the store's 503. */
+function lockedOutAsUnavailable(statement: SqliteStatement): SqliteStatement {
+  return {
+    reader: statement.reader,
+    all: (parameters) => unlessLockedOut(() => statement.all(parameters)),
+    run: (parameters) => unlessLockedOut(() => statement.run(parameters)),
+    iterate: (parameters) => unlessLockedOut(() => statement.iterate(parameters)),
   }
 }

@@ -21,6 +21,21 @@ export interface ImportOptions {
   batchSize?: number
 }
 
+/**
+ * A batch failed to apply (its transaction rolled back: the store away, or broken): the lines
+ * before `line` are applied, none from it on.
+ */
+export class ImportStoppedError extends Error {
+  override readonly name = 'ImportStoppedError'
+  constructor(
+    /** The first line of the batch that failed. */
+    readonly line: number,
+    cause: unknown,
+  ) {
+    super(`stopped at line ${line}: ${(cause as Error).message}`, { cause })
+  }
+}
+
 export interface ImportReport {
   applied: number
   unchanged: number
@@ -30,14 +45,17 @@ export interface ImportReport {
 /**
  * Imports NDJSON: each line an entity record (upsert) or `{"op":"delete"|"drain","id"}` /
  * `{"op":"merge","id","into"}`. A bad line is reported with its number and nothing of it is written;
- * the other lines still apply.
+ * the other lines still apply. Each batch is one transaction: one that fails throws
+ * `ImportStoppedError` with its first line (the lines before it are applied).
  */
 export async function importNdjson(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions): Promise<ImportReport> {
   const report: ImportReport = { applied: 0, unchanged: 0, errors: [] }
   const batchSize = options.batchSize ?? 500
   let batch: { line: number; operation: WarehouseOperation }[] = []
   const flush = async () => {
-    const results = await options.warehouse.apply(batch.map((entry) => entry.operation))
+    const results = await options.warehouse.apply(batch.map((entry) => entry.operation)).catch((error: unknown) => {
+      throw new ImportStoppedError(batch[0]!.line, error)
+    })
     results.forEach((result: OperationResult, index) => {
       if (!result.ok) report.errors.push({ line: batch[index]!.line, message: result.error.message })
       else if (result.change) report.applied++

@@ -43,7 +43,7 @@ describe('createSqliteStore', () => {
         Object.values((await sql.raw(`pragma ${name}`).execute(store.db)).rows[0] as object)[0]
       expect([await pragma('journal_mode'), await pragma('busy_timeout'), await pragma('synchronous')]).toEqual([
         'wal',
-        5000,
+        3000,
         1,
       ])
     } finally {

@@ -1,0 +1,28 @@
+import { DependencyUnavailableError } from '../ports/dependency.js'
+
+/** Socket errors of a server that is down, restarting or unreachable. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+
+/** Admin shutdown, crash shutdown, cannot connect now (starting or stopping), too many connections. */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300'])
+
+/** What `pg` and `pg-pool` say, without a code, of a connection lost or never made. */
+const CONNECTION_MESSAGES = [/^Connection terminated/, /^timeout exceeded when trying to connect/, /^Client has encountered a connection error and is not queryable/]
+
+/** Whether `error` says the server is away (and a retry later may succeed), not that the query is wrong. */
+export function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08'))) return true
+  if (CONNECTION_MESSAGES.some((pattern) => pattern.test(error.message))) return true
+  // Node's connect errors to several addresses (localhost's ::1 and 127.0.0.1) come as one AggregateError.
+  return error instanceof AggregateError && error.errors.length > 0 && error.errors.every(isConnectionFailure)
+}
+
+/**
+ * `error` as the registry answers it: a connection failure becomes the store's 503 (the message
+ * names no host or port: it reaches clients; the cause keeps them), anything else stays as it is.
+ */
+export function asStoreError(error: unknown): unknown {
+  return isConnectionFailure(error) ? new DependencyUnavailableError('store', 'the database is unavailable', 1, { cause: error }) : error
+}

@@ -1,0 +1,209 @@
+/**
+ * PostgreSQL going away under load (issue 18): connections cut, the server restarted or stopped,
+ * an import losing its database. The registry runs as `entity-registry serve` over a private server
+ * (test/support/private-postgres.ts), which these tests stop and restart without disturbing the
+ * shared one; 10 clients load it, a mirror follows the feed, and a writer changes entities meanwhile.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'kysely'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPostgresStore } from '../../src/kysely/postgres.js'
+import { isDependencyUnavailable } from '../../src/ports/dependency.js'
+import { CLI, startServer, type Server } from '../support/cli.js'
+import { privatePostgresSkipReason, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js'
+import { expectMirrorEqualsList, expectOutageHandled, startLoad, startMirror } from './harness.js'
+
+const API_KEY = 'er_fault_test_key'
+/** A page, one entity, one merged into it (the answer follows the merge), and the feed. */
+const PATHS = ['/v1/entities?page[limit]=50', '/v1/entities/a000041', '/v1/entities/a000039', '/v1/entities/changes?filter=type:person&page[limit]=50']
+const IMPORT_BATCH = 500
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+let postgres: PrivatePostgres
+let directory: string
+
+describe.skipIf(privatePostgresSkipReason !== null)('PostgreSQL going away', () => {
+  beforeAll(async () => {
+    postgres = await startPrivatePostgres()
+    directory = await mkdtemp(join(tmpdir(), 'er-faults-postgres-'))
+  })
+  afterAll(async () => {
+    await postgres?.destroy()
+    if (directory) await rm(directory, { recursive: true, force: true })
+  })
+
+  /** The CLI's server over the private database (the demo data, with one merge), the load, a mirror and a writer. */
+  async function underLoad(outage: () => Promise<{ awayAt: number; backAt: number }>) {
+    const server = await startServer(['--data', directory, '--database', postgres.url, '--demo', '--search', 'none', '--api-key', API_KEY, '--rate-limit', '0'])
+    try {
+      const writer = await startWriter(postgres.url)
+      const mirror = startMirror(server.url, API_KEY)
+      const load = startLoad(server.url, API_KEY, PATHS)
+      await sleep(1000)
+      const times = await outage()
+      // Long enough past the return for the recovery bound (2 s) to be checked.
+      await sleep(3000)
+      const outcomes = await load.stop()
+      const writes = await writer.stop()
+      expect(server.process.exitCode, 'the server exited').toBeNull()
+      expect(writes, 'the writer wrote nothing').toBeGreaterThan(0)
+      await expectMirrorEqualsList(server.url, API_KEY, mirror)
+      return { outcomes, ...times }
+    } finally {
+      await server.stop()
+    }
+  }
+
+  it('keeps answering while its connections are terminated, again and again', async () => {
+    const { outcomes, awayAt, backAt } = await underLoad(async () => {
+      const awayAt = Date.now()
+      for (let cut = 0; cut < 5; cut++) {
+        expect(await postgres.terminateBackends()).toBeGreaterThan(0)
+        await sleep(700)
+      }
+      return { awayAt, backAt: Date.now() }
+    })
+    // A query sent on a connection as it is cut answers 503 (the pool's idle ones go unnoticed):
+    // at most that, and seldom.
+    const unavailable = outcomes.filter((outcome) => outcome.status === 503)
+    expectOutageHandled(outcomes, { code: unavailable.length > 0 ? 'store_unavailable' : null, awayAt, backAt })
+    expect(unavailable.length).toBeLessThan(outcomes.length / 20)
+  }, 60_000)
+
+  it('answers 503 store_unavailable while the server restarts and is stopped, and recovers', async () => {
+    const { outcomes, awayAt, backAt } = await underLoad(async () => {
+      const awayAt = Date.now()
+      await postgres.restart()
+      await sleep(1000)
+      await postgres.stop()
+      await sleep(3000)
+      await postgres.start()
+      return { awayAt, backAt: Date.now() }
+    })
+    expectOutageHandled(outcomes, { code: 'store_unavailable', awayAt, backAt })
+  }, 60_000)
+
+  it('fails a read the server does not answer within readTimeoutMs, drops its connection, and reads on', async () => {
+    const store = await createPostgresStore({ connectionString: postgres.url, readTimeoutMs: 500 })
+    try {
+      const started = Date.now()
+      const error = await sql`select pg_sleep(3)`.execute(store.db).then(() => null, (thrown: unknown) => thrown)
+      expect(isDependencyUnavailable(error) && error.dependency).toBe('store')
+      expect(Date.now() - started).toBeLessThan(1500)
+      // The pool lends a working connection, not the one left waiting.
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(store.db)
+      expect(rows).toHaveLength(1)
+      // Statements in a transaction are not cut: an import's may wait for the writers' lock.
+      await store.db.transaction().execute((tx) => sql`select pg_sleep(1)`.execute(tx))
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('stops an import that loses its database at a batch boundary, naming the line', async () => {
+    const lines = 200_000
+    const file = join(directory, 'big.ndjson')
+    await writeFile(file, Array.from({ length: lines }, (_, index) => JSON.stringify({ id: bigId(index + 1), type: 'person', name: `Big ${index + 1}` })).join('\n') + '\n')
+    const importing = runCli(['import', '--data', directory, '--database', postgres.url, file])
+    // Stopped once some batches have committed (an import that ends first fails the wait).
+    let ended = false
+    void importing.then(() => (ended = true))
+    await until(async () => ended || (await bigCount()) >= 3 * IMPORT_BATCH)
+    await postgres.stop()
+    const { code, stderr } = await importing
+    await postgres.start()
+
+    expect(code).toBe(1)
+    const stopped = /import: the store became unavailable at line (\d+): /.exec(stderr)
+    expect(stopped, stderr).not.toBeNull()
+    const line = Number(stopped![1])
+    expect(line).toBeLessThan(lines)
+    // The lines before it applied, whole batches; none from it on.
+    expect((line - 1) % IMPORT_BATCH).toBe(0)
+    expect(await bigCount()).toBe(line - 1)
+    await withClient(async (client) => {
+      const { rows } = await client.query<{ id: string }>(`select id from entities where id like 'big%' order by id desc limit 1`)
+      expect(rows[0]?.id).toBe(bigId(line - 1))
+      // Every entity's last change is the entity as it is stored, and each imported one has one change.
+      const stale = await client.query(
+        `select e.id from entities e left join lateral (select snapshot from changes c where c.entity_id = e.id order by seq desc limit 1) last on true
+         where last.snapshot is distinct from e.snapshot`,
+      )
+      expect(stale.rows).toEqual([])
+      const changes = await client.query<{ count: string }>(`select count(*) from changes where entity_id like 'big%'`)
+      expect(Number(changes.rows[0]!.count)).toBe(line - 1)
+    })
+  }, 90_000)
+})
+
+const bigId = (line: number) => `big${String(line).padStart(6, '0')}`
+
+async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: postgres.url })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+async function bigCount(): Promise<number> {
+  return withClient(async (client) => Number((await client.query<{ count: string }>(`select count(*) from entities where id like 'big%'`)).rows[0]!.count)).catch(() => 0)
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting')
+    await sleep(20)
+  }
+}
+
+function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })))
+}
+
+/**
+ * Writes through a store of its own every 50 ms (new entities, updates, deletes; after a first
+ * merge the load's merged path needs), retrying while the server is away; `stop` says how many
+ * writes succeeded.
+ */
+async function startWriter(url: string): Promise<{ stop(): Promise<number> }> {
+  const store = await createPostgresStore({ connectionString: url })
+  const run = Date.now().toString(36)
+  await store.warehouse.apply([{ op: 'merge', id: 'a000039', into: 'a000041' }])
+  let stopped = false
+  let written = 0
+  const writing = (async () => {
+    for (let round = 0; !stopped; round++) {
+      const id = `w${run}x${round % 40}`
+      const write =
+        round % 13 === 12 ? store.warehouse.apply([{ op: 'delete', id }]) : store.warehouse.upsert({ id, type: 'person', name: `Writer ${round}` })
+      await write.then(
+        (result) => {
+          if (!Array.isArray(result) || result[0]!.ok) written++
+        },
+        () => undefined,
+      )
+      await sleep(50)
+    }
+  })()
+  return {
+    async stop() {
+      stopped = true
+      await writing
+      await store.close()
+      return written
+    },
+  }
+}
