@@ -51,6 +51,9 @@ const { url } = server
 const auth = { Authorization: `Bearer ${KEY}` }
 const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024
 
+// Counted from when search answers: the index is built from the feed after start.
+while ((await fetch(`${url}/v1/search?q=senator`, { headers: auth })).status !== 200) await new Promise((resolve) => setTimeout(resolve, 250))
+
 // Rendition addresses, from the demo's bills.
 const bills = await (await fetch(`${url}/v1/entities?filter=type:legislation`, { headers: auth })).json()
 const downloads = bills.data.flatMap((entity) => (entity.attributes.texts ?? []).flatMap((text) => text.renditions.map((rendition) => new URL(rendition.links.content).pathname)))

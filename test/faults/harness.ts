@@ -139,6 +139,8 @@ export function expectOutageHandled(outcomes: Outcome[], { code, awayAt, backAt,
     expect(outcome.status, `unanswered: ${describe(outcome)}`).not.toBe(0)
     expect(outcome.answeredAt - outcome.sentAt, `slow: ${describe(outcome)}`).toBeLessThanOrEqual(5000)
     if (!outcome.path.startsWith('/v1/search')) expect(outcome.status, describe(outcome)).not.toBe(500)
+    // A path the load sends must be answered, not refused (a 400 would hide the path's failure).
+    expect(outcome.status < 400 || outcome.status >= 500, `refused: ${describe(outcome)}`).toBe(true)
     if (outcome.status === 503) {
       expect(outcome.code, describe(outcome)).toBe(code)
       expect(outcome.retryAfter, describe(outcome)).toMatch(/^\d+$/)

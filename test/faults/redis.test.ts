@@ -11,7 +11,7 @@ import { startPrivateRedis, redisServerInstalled, type PrivateRedis } from '../s
 import { expectMirrorEqualsList, expectOutageHandled, startLoad, startMirror, type Outcome } from './harness.js'
 
 const KEY = 'er-faults-redis-key'
-const PATHS = ['/v1/entities?filter=type:person', '/v1/entities/a000039', '/v1/entities/changes']
+const PATHS = ['/v1/entities?filter=type:person', '/v1/entities/a000039', '/v1/entities/changes?filter=type:person&page[limit]=50']
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const installed = redisServerInstalled()
