@@ -9,13 +9,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore } from '../../src/kysely/postgres.js'
 import { isDependencyUnavailable } from '../../src/ports/dependency.js'
 import { CLI, startServer, type Server } from '../support/cli.js'
 import { privatePostgresSkipReason, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js'
 import { expectMirrorEqualsList, expectOutageHandled, startLoad, startMirror } from './harness.js'
+import { withPostgresClient } from '../support/postgres-client.js'
 
 const API_KEY = 'er_fault_test_key'
 /** A page, one entity, one merged into it (the answer follows the merge), and the feed. */
@@ -126,7 +126,7 @@ describe.skipIf(privatePostgresSkipReason !== null)('PostgreSQL going away', () 
     // The lines before it applied, whole batches; none from it on.
     expect((line - 1) % IMPORT_BATCH).toBe(0)
     expect(await bigCount()).toBe(line - 1)
-    await withClient(async (client) => {
+    await withPostgresClient(postgres.url, async (client) => {
       const { rows } = await client.query<{ id: string }>(`select id from entities where id like 'big%' order by id desc limit 1`)
       expect(rows[0]?.id).toBe(bigId(line - 1))
       // Every entity's last change is the entity as it is stored, and each imported one has one change.
@@ -143,19 +143,8 @@ describe.skipIf(privatePostgresSkipReason !== null)('PostgreSQL going away', () 
 
 const bigId = (line: number) => `big${String(line).padStart(6, '0')}`
 
-async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: postgres.url })
-  client.on('error', () => {})
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
-}
-
 async function bigCount(): Promise<number> {
-  return withClient(async (client) => Number((await client.query<{ count: string }>(`select count(*) from entities where id like 'big%'`)).rows[0]!.count)).catch(() => 0)
+  return withPostgresClient(postgres.url, async (client) => Number((await client.query<{ count: string }>(`select count(*) from entities where id like 'big%'`)).rows[0]!.count)).catch(() => 0)
 }
 
 async function until(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {

@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe } from 'vitest'
 import { createKyselyStore, createPostgresStore, createSqliteStore, type KyselyStore, type StoreTuning } from '../../src/kysely/index.js'
 import { createMemoryStore } from '../../src/memory/index.js'
 import type { RegistryStore } from '../../src/ports/store.js'
+import { withPostgresClient } from '../support/postgres-client.js'
 
 export type TestStore = RegistryStore
 
@@ -137,17 +138,8 @@ function freshSchemaName(): string {
   return `er_test_${randomBytes(6).toString('hex')}`
 }
 
-async function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  // A refused connection fails at once; the long timeout only spares a busy machine a false skip.
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 10_000 })
-  // A client whose connection failed may still emit 'error'; the failure is reported by connect().
-  client.on('error', () => {})
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
+function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withPostgresClient(POSTGRES_URL, work)
 }
 
 async function postgresUnreachable(): Promise<string | null> {
