@@ -136,7 +136,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const readiness = createReadiness([
     storeCheck(data.store),
     blobsCheck(data.blobs),
-    ...(searchOn ? [searchCheck(async () => (await openIndexer())?.lag(), CATCHING_UP)] : []),
+    ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), CATCHING_UP)] : []),
   ])
   const registry = createRegistry({
     store: metrics ? timedStore(data.store, metrics) : data.store,

@@ -29,6 +29,12 @@ export interface Indexer {
   lag(): Promise<number>
   /** Seconds since the oldest change the index has not applied was recorded; 0 when it is current. */
   lagSeconds(): Promise<number>
+  /**
+   * The backlog that makes the index not yet usable: `lag()` until this indexer has first reached the
+   * feed head (a new or rebuilt index), 0 from then on, when a backlog is seconds of staleness that
+   * the next steps apply, not a reason to refuse searches.
+   */
+  buildLag(): Promise<number>
   /** Empties the index and builds it again from the feed (a changed embedder needs it). */
   rebuild(): Promise<number>
 }
@@ -49,6 +55,7 @@ export function createIndexer({ store, index, embedder, batchSize = 500, optimiz
   let stopped = true
   let sinceOptimize = 0
   let lastWrite = 0
+  let reachedHead = false
 
   async function checkEmbedder() {
     const state = await index.state()
@@ -90,6 +97,7 @@ export function createIndexer({ store, index, embedder, batchSize = 500, optimiz
       if (onProgress && result.applied > 0) onProgress({ applied, cursor, head: await store.feedHead() })
       if (!result.more) break
     }
+    reachedHead = true
     const idle = lastWrite > 0 && Date.now() - lastWrite >= optimizeIdleMs && sinceOptimize > 0
     if (sinceOptimize >= optimizeEvery || idle) {
       await index.optimize()
@@ -138,8 +146,10 @@ export function createIndexer({ store, index, embedder, batchSize = 500, optimiz
       const [oldest] = (await store.listChanges({ qualifiers: [], after: cursor, limit: 1, window: 1 })).changes
       return oldest === undefined ? 0 : Math.max(0, (Date.now() - Date.parse(oldest.recordedAt)) / 1000)
     },
+    buildLag: async () => (reachedHead ? 0 : indexer.lag()),
     rebuild: () =>
       serialized(async () => {
+        reachedHead = false
         await index.clear()
         return catchUp()
       }),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { searchDocumentSchema } from '../../src/contract/schemas.js'
 import { createWordVectorEmbedder } from '../../src/embedders/index.js'
 import { parseGffs } from '../../src/gffs/parse.js'
+import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { Embedder } from '../../src/ports/embedder.js'
 import type { SearchIndex } from '../../src/ports/search-index.js'
@@ -153,6 +154,24 @@ describe('search errors', () => {
     const brokenIndex: SearchIndex = { ...index, fullText: () => Promise.reject(new Error('the index is down')) }
     const second = testRegistry(store, { search: createSearch(store, { index: brokenIndex, embedder: createWordVectorEmbedder() }) })
     await expectError(await second.get('/v1/search?q=health'), 500, 'search_failed')
+  })
+
+  it('counts a backlog against searching only until the index first reaches the feed head', async () => {
+    const fresh = createMemoryStore()
+    await importDemo(fresh.warehouse)
+    const indexer = createIndexer({ store: fresh, index: createMemorySearchIndex(), embedder })
+    expect(await indexer.buildLag()).toBe(DEMO_RECORDS.length)
+    await indexer.catchUp()
+    const [first] = DEMO_RECORDS
+    for (let round = 0; round < 3; round++) await fresh.warehouse.upsert({ ...first!, title: `changed ${round}` })
+    // Live writes not yet applied: the index is behind, but it is usable.
+    expect(await indexer.lag()).toBe(3)
+    expect(await indexer.buildLag()).toBe(0)
+    expect(await indexer.lagSeconds()).toBeGreaterThanOrEqual(0)
+    await indexer.catchUp()
+    expect(await indexer.lagSeconds()).toBe(0)
+    await indexer.rebuild()
+    expect(await indexer.buildLag()).toBe(0)
   })
 
   it('answers 503 with Retry-After while the index is far behind the feed, and 500 without search', async () => {
