@@ -64,10 +64,11 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
   const send = async (command: object): Promise<unknown> => {
     const { client } = await load()
     const controller = new AbortController()
-    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
+    const timer = setTimeout(() => controller.abort(), timeoutMs)
     try {
       return await client.send(command, { abortSignal: controller.signal })
     } catch (error) {
+      if (controller.signal.aborted) throw unavailable(new Error(`no answer within ${timeoutMs} ms`, { cause: error }))
       throw isNotFound(error) ? error : unavailable(error)
     } finally {
       clearTimeout(timer)
@@ -148,6 +149,8 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
  * Calls that fail fast enough to be retried once within the bound: connecting may take the timeout,
  * and an answer (an upload part's included) the upload bound. No socket idle timeout: it would also
  * fire while a download waits for a slow client; a stalled body is caught by `withStallTimeout`.
+ * No cap on connections (the SDK's is 50): a download holds its connection until its client has
+ * read it, so 50 clients that stopped reading would make every other download wait and fail.
  */
 function clientFromEnvironment(sdk: Sdk, timeoutMs: number, uploadTimeoutMs: number): S3ClientLike {
   const environment = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {}
@@ -157,7 +160,13 @@ function clientFromEnvironment(sdk: Sdk, timeoutMs: number, uploadTimeoutMs: num
     // S3-compatible servers ignore the region, but the SDK will not sign without one.
     ...(endpoint && !environment.AWS_REGION && !environment.AWS_DEFAULT_REGION ? { region: 'us-east-1' } : {}),
     maxAttempts: 2,
-    requestHandler: { connectionTimeout: timeoutMs, requestTimeout: uploadTimeoutMs, throwOnRequestTimeout: true },
+    requestHandler: {
+      connectionTimeout: timeoutMs,
+      requestTimeout: uploadTimeoutMs,
+      throwOnRequestTimeout: true,
+      httpAgent: { maxSockets: Infinity },
+      httpsAgent: { maxSockets: Infinity },
+    },
   })
 }
 

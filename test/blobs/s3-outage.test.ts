@@ -124,3 +124,18 @@ it('streams a download to a reader that pauses longer than the timeout', async (
   }
   expect(Buffer.concat(chunks).equals(Buffer.from(bytes))).toBe(true)
 })
+
+it('answers other calls while many downloads wait for readers (the client from the environment)', async () => {
+  vi.stubEnv('AWS_ENDPOINT_URL_S3', s3.endpoint)
+  vi.stubEnv('AWS_ACCESS_KEY_ID', S3_CREDENTIALS.accessKeyId)
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', S3_CREDENTIALS.secretAccessKey)
+  const blobs = createS3BlobStore({ bucket: s3.bucket, prefix: 'held/', timeoutMs: TIMEOUT_MS })
+  await blobs.put('rnd_held', new Uint8Array(1024 * 1024))
+  // More than the SDK's default of 50 connections, each held by a body nobody reads.
+  const held = await Promise.all(Array.from({ length: 60 }, () => blobs.get('rnd_held')))
+  try {
+    expect((await blobs.stat('rnd_held'))?.size).toBe(1024 * 1024)
+  } finally {
+    await Promise.all(held.map((body) => body!.cancel()))
+  }
+})
