@@ -21,7 +21,15 @@ export type { FetchHandler } from './refusal.js'
 export interface NodeHandlerOptions {
   /** Take the public protocol and host from X-Forwarded-Proto / X-Forwarded-Host (behind a proxy you trust). */
   trustProxy?: boolean
+  /**
+   * A response whose client has read nothing for this long is closed (default 60000 ms; 0 never):
+   * a client that stopped reading must not hold a download, and its buffers, for ever. A client
+   * that reads, however slowly, is not cut; idle keep-alive connections keep node:http's own timeout.
+   */
+  sendTimeoutMs?: number
 }
+
+const DEFAULT_SEND_TIMEOUT_MS = 60_000
 
 /** Bodies up to this size are written in one `res.end`; larger ones are streamed. */
 const ONE_CHUNK_LIMIT = 64 * 1024
@@ -44,7 +52,10 @@ export function toNodeListener(handler: FetchHandler | AnsweringHandler, options
     'answer' in handler && typeof handler.answer === 'function'
       ? (req: IncomingMessage, res: ServerResponse) => handler.answer(toRequestView(req, options)).then((answer) => writeAnswer(answer, res))
       : (req: IncomingMessage, res: ServerResponse) => handler.fetch(toRequest(req, options)).then((response) => writeResponse(response, res))
+  const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
   return (req: IncomingMessage, res: ServerResponse): void => {
+    // The socket's inactivity timeout, for this response: node:http sets its keep-alive timeout once it is sent.
+    if (sendTimeoutMs > 0) res.setTimeout(sendTimeoutMs, () => res.destroy())
     let responded: Promise<void>
     try {
       responded = respond(req, res)

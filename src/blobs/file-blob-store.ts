@@ -34,7 +34,9 @@ export function createFileBlobStore(directory: string): BlobStore {
       const path = pathOf(key)
       if ((await statOf(path)) === null) return null
       // A stream read lazily: memory does not grow with the file, and cancelling it closes the file.
-      return Readable.toWeb(createReadStream(path, range ?? {})) as ReadableStream<Uint8Array>
+      // Chunks of 16 KiB: a download whose client stopped reading holds one in each of its four
+      // stages (this stream, its Web wrapper, the adapter's, the socket's), some 64 KiB.
+      return Readable.toWeb(createReadStream(path, { ...range, highWaterMark: 16 * 1024 })) as ReadableStream<Uint8Array>
     },
     async read(key, range) {
       try {

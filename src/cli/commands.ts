@@ -53,10 +53,10 @@ export async function serveCommand(options: ServeOptions, print: Print): Promise
  * Bun's and Deno's own servers under those runtimes (`bunx entity-registry serve`), node:http
  * elsewhere: each runtime's fastest way to serve.
  */
-async function listen(registry: Registry, { port, host, trustProxy }: ServeOptions): Promise<{ url: string; close(graceMs?: number): Promise<void> }> {
+async function listen(registry: Registry, { port, host, trustProxy, sendTimeoutMs }: ServeOptions): Promise<{ url: string; close(graceMs?: number): Promise<void> }> {
   if ('Bun' in globalThis) return (await import('../../adapters/bun.js')).serve(registry, { port, hostname: host, trustProxy })
   if ('Deno' in globalThis) return (await import('../../adapters/deno.js')).serve(registry, { port, hostname: host, trustProxy })
-  return serveNode(registry, { port, host, trustProxy })
+  return serveNode(registry, { port, host, trustProxy, sendTimeoutMs })
 }
 
 /** Rebuilds the search index from the store's feed, printing progress and rate. */

@@ -1,6 +1,6 @@
 import { blobKeyOf } from '../contract/content-key.js'
 import { RENDITION_ID_PATTERN } from '../contract/ids.js'
-import type { ByteRange } from '../ports/blob-store.js'
+import type { BlobStore, ByteRange } from '../ports/blob-store.js'
 import type { RequestContext } from './context.js'
 import { requireEntityId, resolveEntity } from './entities.js'
 import { HttpError } from './errors.js'
@@ -10,10 +10,19 @@ import { checkParameters } from './query.js'
 
 /**
  * Downloads up to this size are read whole (`BlobStore.read`), larger ones streamed: a file's way
- * through a Web stream and back costs several times reading it, and a MiB a request in flight is
- * little memory.
+ * through a Web stream and back costs several times reading it. Bytes read whole stay in the process
+ * until the client has taken the last of them, so this is no more than what a streamed download
+ * holds when its client stops reading (one chunk a stage): 1,000 stalled downloads hold 64 MB, not
+ * the 1 GB they held when a MiB was read whole.
  */
-const WHOLE_DOWNLOAD_LIMIT = 1024 * 1024
+const WHOLE_DOWNLOAD_LIMIT = 64 * 1024
+
+/**
+ * At most this many bytes are being read whole at once in the process; past it, a download streams
+ * instead: a burst of downloads reads no more than this at a time, whatever their number.
+ */
+const WHOLE_READS_BUDGET = 32 * 1024 * 1024
+let wholeReadsInFlight = 0
 
 const RENDITION_FILE = /^(rnd_[^.]*)\.([a-z0-9]+)$/
 
@@ -54,10 +63,20 @@ export async function downloadRendition({ request, url, params, store, blobs, he
   headers['Content-Length'] = String(length)
   if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`
   if (head || length === 0) return { status, headers, body: null }
-  const key = blobKeyOf(rendition)
-  const body = length <= WHOLE_DOWNLOAD_LIMIT && blobs!.read ? await blobs!.read(key, range ?? undefined) : await blobs!.get(key, range ?? undefined)
+  const body = await bytesOf(blobs!, blobKeyOf(rendition), length, range ?? undefined)
   if (!body) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
   return { status, headers, body }
+}
+
+/** The bytes whole where they are small and the budget allows, else a stream of them. */
+async function bytesOf(blobs: BlobStore, key: string, length: number, range: ByteRange | undefined): Promise<Uint8Array | ReadableStream<Uint8Array> | null> {
+  if (blobs.read === undefined || length > WHOLE_DOWNLOAD_LIMIT || wholeReadsInFlight + length > WHOLE_READS_BUDGET) return blobs.get(key, range)
+  wholeReadsInFlight += length
+  try {
+    return await blobs.read(key, range)
+  } finally {
+    wholeReadsInFlight -= length
+  }
 }
 
 /**

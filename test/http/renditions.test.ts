@@ -110,3 +110,33 @@ describe('rendition download', () => {
     await expectError(await get(renditionPath.replace('/hr3590111/', '/s1113/')), 404, 'not_found')
   })
 })
+
+describe('rendition download memory', () => {
+  it('reads small renditions whole up to a budget in flight, and streams the rest', async () => {
+    const store = createMemoryStore()
+    const memory = createMemoryBlobStore()
+    const renditionId = `rnd_${'b'.repeat(32)}`
+    await store.warehouse.upsert({ id: 'small1', type: 'bill', texts: [{ renditions: [{ renditionId, conversion: 'original', mime: 'text/plain', filename: 'a.txt' }] }] })
+    await memory.put(renditionId, new Uint8Array(64 * 1024))
+    // Reads wait until released: every download of the burst is in flight at once.
+    let release = () => {}
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const calls = { read: 0, get: 0 }
+    const blobs = {
+      ...memory,
+      read: async (key: string) => (calls.read++, await released, memory.read!(key)),
+      get: async (key: string) => (calls.get++, memory.get(key)),
+    }
+    const { get } = testRegistry(store, { blobs })
+    const downloads = Array.from({ length: 600 }, () => get(`/v1/entities/small1/renditions/${renditionId}.txt`))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    // 32 MiB in flight: 512 reads of 64 KiB; the others stream.
+    expect(calls).toEqual({ read: 512, get: 88 })
+    release()
+    const sizes = await Promise.all(downloads.map(async (answered) => (await (await answered).arrayBuffer()).byteLength))
+    expect(new Set(sizes)).toEqual(new Set([64 * 1024]))
+    // Released once read: the next download is read whole again.
+    await get(`/v1/entities/small1/renditions/${renditionId}.txt`)
+    expect(calls.read).toBe(513)
+  })
+})

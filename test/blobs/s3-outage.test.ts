@@ -1,0 +1,141 @@
+/**
+ * The S3 blob store when object storage is away: unreachable (a closed port), paused (a server that
+ * accepts and never answers), failing (5xx), or stalling mid-body. Every call fails within its bound
+ * as `DependencyUnavailableError('blobs')`; a missing object is still null, and a slow reader is not cut.
+ */
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http'
+import { createServer, type Server, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { S3Client } from '@aws-sdk/client-s3'
+import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest'
+import { DependencyUnavailableError } from '../../src/ports/dependency.js'
+import { createS3BlobStore } from '../../src/s3/index.js'
+import { S3_CREDENTIALS, startS3Server, type S3Server } from '../support/s3-server.js'
+
+const TIMEOUT_MS = 500
+let s3: S3Server
+const clients: S3Client[] = []
+const servers: (Server | HttpServer)[] = []
+const sockets: Socket[] = []
+
+beforeAll(async () => {
+  s3 = await startS3Server()
+})
+afterAll(() => s3.close())
+afterEach(async () => {
+  vi.unstubAllEnvs()
+  for (const client of clients.splice(0)) client.destroy()
+  for (const socket of sockets.splice(0)) socket.destroy()
+  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))))
+})
+
+const clientOf = (endpoint: string) => {
+  const client = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: S3_CREDENTIALS })
+  clients.push(client)
+  return client
+}
+const storeAt = (endpoint: string, prefix = 'outage/') => createS3BlobStore({ client: clientOf(endpoint), bucket: s3.bucket, prefix, timeoutMs: TIMEOUT_MS })
+
+async function listening<T extends Server | HttpServer>(server: T): Promise<string> {
+  servers.push(server)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+/** Accepts connections and never answers: object storage paused (SIGSTOP) or a black hole. */
+const silentEndpoint = () => listening(createServer((socket) => void sockets.push(socket)))
+
+/** A port nothing listens on. */
+async function closedEndpoint(): Promise<string> {
+  const server = createServer()
+  const endpoint = await listening(server)
+  servers.splice(servers.indexOf(server), 1)
+  await new Promise((resolve) => server.close(resolve))
+  return endpoint
+}
+
+/** Rejects as the store being away, within `withinMs`. */
+async function expectUnavailable(call: () => Promise<unknown>, withinMs: number): Promise<void> {
+  const started = Date.now()
+  const error = await call().then(
+    () => null,
+    (thrown: unknown) => thrown,
+  )
+  expect(error).toBeInstanceOf(DependencyUnavailableError)
+  expect((error as DependencyUnavailableError).dependency).toBe('blobs')
+  expect(Date.now() - started).toBeLessThan(withinMs)
+}
+
+it('answers unavailable when object storage is unreachable', async () => {
+  const blobs = storeAt(await closedEndpoint())
+  await expectUnavailable(() => blobs.stat('rnd_a'), 2000)
+  await expectUnavailable(() => blobs.get('rnd_a'), 2000)
+  await expectUnavailable(() => blobs.put('rnd_a', new Uint8Array(3)), 2000)
+})
+
+it('answers unavailable within the timeout when object storage accepts and never answers', async () => {
+  const blobs = storeAt(await silentEndpoint())
+  await expectUnavailable(() => blobs.stat('rnd_a'), TIMEOUT_MS + 1000)
+  await expectUnavailable(() => blobs.get('rnd_a', { start: 0, end: 9 }), TIMEOUT_MS + 1000)
+})
+
+it('bounds the client it makes from the environment the same way, with its default timeout', async () => {
+  vi.stubEnv('AWS_ENDPOINT_URL_S3', await silentEndpoint())
+  vi.stubEnv('AWS_ACCESS_KEY_ID', S3_CREDENTIALS.accessKeyId)
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', S3_CREDENTIALS.secretAccessKey)
+  const blobs = createS3BlobStore({ bucket: s3.bucket })
+  await expectUnavailable(() => blobs.stat('rnd_a'), 5000)
+})
+
+it('answers unavailable for a 5xx, and null for a missing object', async () => {
+  const failing = await listening(createHttpServer((_request, response) => response.writeHead(503).end()))
+  await expectUnavailable(() => storeAt(failing).stat('rnd_a'), 5000)
+  const blobs = storeAt(s3.endpoint)
+  expect(await blobs.stat('rnd_missing')).toBeNull()
+  expect(await blobs.get('rnd_missing')).toBeNull()
+})
+
+it('fails a download whose body stalls mid-way', async () => {
+  const stalling = await listening(
+    createHttpServer((_request, response) => {
+      response.writeHead(200, { 'Content-Length': '1000', ETag: '"x"' })
+      response.write(new Uint8Array(10))
+    }),
+  )
+  const body = await storeAt(stalling).get('rnd_a')
+  const started = Date.now()
+  const error = await new Response(body).arrayBuffer().then(
+    () => null,
+    (thrown: unknown) => thrown,
+  )
+  expect(error).toBeInstanceOf(DependencyUnavailableError)
+  expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1000)
+})
+
+it('streams a download to a reader that pauses longer than the timeout', async () => {
+  const blobs = storeAt(s3.endpoint)
+  const bytes = new Uint8Array(2 * 1024 * 1024).map((_, index) => index % 251)
+  await blobs.put('rnd_slow', bytes)
+  const reader = (await blobs.get('rnd_slow'))!.getReader()
+  const chunks: Uint8Array[] = []
+  for (let result = await reader.read(); !result.done; result = await reader.read()) {
+    chunks.push(result.value)
+    if (chunks.length === 1) await new Promise((resolve) => setTimeout(resolve, 3 * TIMEOUT_MS))
+  }
+  expect(Buffer.concat(chunks).equals(Buffer.from(bytes))).toBe(true)
+})
+
+it('answers other calls while many downloads wait for readers (the client from the environment)', async () => {
+  vi.stubEnv('AWS_ENDPOINT_URL_S3', s3.endpoint)
+  vi.stubEnv('AWS_ACCESS_KEY_ID', S3_CREDENTIALS.accessKeyId)
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', S3_CREDENTIALS.secretAccessKey)
+  const blobs = createS3BlobStore({ bucket: s3.bucket, prefix: 'held/', timeoutMs: TIMEOUT_MS })
+  await blobs.put('rnd_held', new Uint8Array(1024 * 1024))
+  // More than the SDK's default of 50 connections, each held by a body nobody reads.
+  const held = await Promise.all(Array.from({ length: 60 }, () => blobs.get('rnd_held')))
+  try {
+    expect((await blobs.stat('rnd_held'))?.size).toBe(1024 * 1024)
+  } finally {
+    await Promise.all(held.map((body) => body!.cancel()))
+  }
+})
