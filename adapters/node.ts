@@ -23,8 +23,8 @@ export interface NodeHandlerOptions {
   trustProxy?: boolean
   /**
    * A response whose client has read nothing for this long is closed (default 60000 ms; 0 never):
-   * a client that stopped reading must not hold a download, and its buffers, for ever. A client
-   * that reads, however slowly, is not cut; idle keep-alive connections keep node:http's own timeout.
+   * a client that stopped reading must not hold a download, and its buffers, for ever. It counts from
+   * the last bytes the connection took; idle keep-alive connections keep node:http's own timeout.
    */
   sendTimeoutMs?: number
 }
@@ -54,7 +54,8 @@ export function toNodeListener(handler: FetchHandler | AnsweringHandler, options
       : (req: IncomingMessage, res: ServerResponse) => handler.fetch(toRequest(req, options)).then((response) => writeResponse(response, res))
   const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
   return (req: IncomingMessage, res: ServerResponse): void => {
-    // The socket's inactivity timeout, for this response: node:http sets its keep-alive timeout once it is sent.
+    // The socket's inactivity timeout, for this response: no bytes taken by the connection for that
+    // long. node:http sets its keep-alive timeout once the response is sent.
     if (sendTimeoutMs > 0) res.setTimeout(sendTimeoutMs, () => res.destroy())
     let responded: Promise<void>
     try {

@@ -37,7 +37,7 @@ async function inTransaction<T>(
     // The error that ended the transaction is the one to report, not a failed rollback's
     // (SQLite has already rolled back after some errors; a broken connection cannot).
     await sql`rollback`.execute(connection).catch(() => undefined)
-    throw error
+    throw dialect.writeError(error)
   }
 }
 

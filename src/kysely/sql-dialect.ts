@@ -1,3 +1,4 @@
+import { lockedOutAsUnavailable } from './sqlite-errors.js'
 import { sql, type ColumnBuilderCallback, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely'
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -21,6 +22,8 @@ export interface SqlDialect {
    * is then ignored).
    */
   joinedResources: RawBuilder<string | Uint8Array | null> | null
+  /** What a failed write transaction's error is reported as (the store away, where it was locked out). */
+  writeError(error: unknown): unknown
 }
 
 /** The SQLite function the store's connection must provide: JS `toLowerCase`, as `foldCase`. */
@@ -53,6 +56,7 @@ const sqlite: SqlDialect = {
   // As bytes: they are served as they are, where a string would cost decoding (slow in V8 for a
   // page with any non-ASCII text: 40 us against 23 for page 1 of the benchmark) and encoding again.
   joinedResources: sql<Uint8Array | null>`cast(group_concat(resource, ',') as blob)`,
+  writeError: lockedOutAsUnavailable,
 }
 
 function postgres(foldCollation: string): SqlDialect {
@@ -70,6 +74,8 @@ function postgres(foldCollation: string): SqlDialect {
     // Rows: `string_agg` costs the server more than the rows (0.41 ms against 0.08 ms a page of
     // 100, in order), and node-postgres more CPU to read one long value than a hundred short ones.
     joinedResources: null,
+    // The pool reports a lost connection as the store away already (postgres-errors.ts).
+    writeError: (error) => error,
   }
 }
 

@@ -15,12 +15,12 @@ export function isLockedOut(error: unknown): boolean {
   return typeof errcode === 'number' && LOCKED_OUT.has(errcode & 0xff)
 }
 
-/** Runs `statement`; a database held by another connection becomes the store's 503. */
-export function unlessLockedOut<T>(statement: () => T): T {
-  try {
-    return statement()
-  } catch (error) {
-    if (isLockedOut(error)) throw new DependencyUnavailableError('store', 'the database is locked by another connection', 1, { cause: error })
-    throw error
-  }
+/**
+ * A failed write as the store reports it: a database another connection held past the busy timeout
+ * is the store away (a 503). Only writes wait for a lock (in WAL mode reads never do), so it is
+ * looked for where a write transaction fails, not around every statement: a wrapped statement cost
+ * a list page about a sixth of its time (test/perf/page-cost.test.ts).
+ */
+export function lockedOutAsUnavailable(error: unknown): unknown {
+  return isLockedOut(error) ? new DependencyUnavailableError('store', 'the database is locked by another connection', 1, { cause: error }) : error
 }

@@ -1,7 +1,6 @@
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import { foldCase } from '../gffs/evaluate.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
-import { unlessLockedOut } from './sqlite-errors.js'
 import { SQLITE_FOLD_FUNCTION } from './sql-dialect.js'
 
 export interface SqliteStoreOptions extends StoreTuning {
@@ -105,7 +104,7 @@ function withStatementCache(database: SqliteConnection): SqliteDatabase {
     prepare(sql: string) {
       let statement = statements.get(sql)
       if (statement === undefined) {
-        statement = unlessLockedOut(() => lockedOutAsUnavailable(database.prepare(sql)))
+        statement = database.prepare(sql)
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
       } else {
         statements.delete(sql)
@@ -113,15 +112,5 @@ function withStatementCache(database: SqliteConnection): SqliteDatabase {
       statements.set(sql, statement)
       return statement
     },
-  }
-}
-
-/** The statement, whose runs report a database held by another connection as the store's 503. */
-function lockedOutAsUnavailable(statement: SqliteStatement): SqliteStatement {
-  return {
-    reader: statement.reader,
-    all: (parameters) => unlessLockedOut(() => statement.all(parameters)),
-    run: (parameters) => unlessLockedOut(() => statement.run(parameters)),
-    iterate: (parameters) => unlessLockedOut(() => statement.iterate(parameters)),
   }
 }

@@ -4,6 +4,7 @@ import { expect, it } from 'vitest'
 it('the root entry exports the runtime-neutral public API and nothing else', async () => {
   expect(Object.keys(await import('../../src/index.js')).sort()).toEqual([
     'CONTRACT_FIELDS',
+    'DependencyUnavailableError',
     'GFFS_LIMITS',
     'GffsError',
     'MAX_MERGE_HOPS',
@@ -21,6 +22,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
     'fuse',
     'generateApiKey',
     'hashApiKey',
+    'isDependencyUnavailable',
     'matchesQualifiers',
     'parseGffs',
     'renderEntityResource',
@@ -38,6 +40,20 @@ it('entity-registry/node exports the Node adapter, the file blob store, the NDJS
     'parseOperation',
     'serve',
     'toNodeListener',
+  ])
+})
+
+it('entity-registry/telemetry exports metrics, logs, readiness and the admin handler', async () => {
+  expect(Object.keys(await import('../../src/telemetry/index.js')).sort()).toEqual([
+    'blobsCheck',
+    'createAdminHandler',
+    'createLogger',
+    'createMetrics',
+    'createReadiness',
+    'createTelemetry',
+    'searchCheck',
+    'storeCheck',
+    'timedStore',
   ])
 })
 
