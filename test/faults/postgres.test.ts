@@ -12,7 +12,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore } from '../../src/kysely/postgres.js'
 import { isDependencyUnavailable } from '../../src/ports/dependency.js'
-import { CLI, startServer, type Server } from '../support/cli.js'
+import { adminUrlOf, CLI, startServer, type Server } from '../support/cli.js'
 import { privatePostgresSkipReason, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js'
 import { expectMirrorEqualsList, expectOutageHandled, startLoad, startMirror } from './harness.js'
 import { withPostgresClient } from '../support/postgres-client.js'
@@ -38,14 +38,14 @@ describe.skipIf(privatePostgresSkipReason !== null)('PostgreSQL going away', () 
   })
 
   /** The CLI's server over the private database (the demo data, with one merge), the load, a mirror and a writer. */
-  async function underLoad(outage: () => Promise<{ awayAt: number; backAt: number }>) {
-    const server = await startServer(['--data', directory, '--database', postgres.url, '--demo', '--search', 'none', '--api-key', API_KEY, '--rate-limit', '0'])
+  async function underLoad(outage: (admin: string) => Promise<{ awayAt: number; backAt: number }>) {
+    const server = await startServer(['--data', directory, '--database', postgres.url, '--demo', '--search', 'none', '--api-key', API_KEY, '--rate-limit', '0', '--admin-port', '0'])
     try {
       const writer = await startWriter(postgres.url)
       const mirror = startMirror(server.url, API_KEY)
       const load = startLoad(server.url, API_KEY, PATHS)
       await sleep(1000)
-      const times = await outage()
+      const times = await outage(adminUrlOf(server))
       // Long enough past the return for the recovery bound (2 s) to be checked.
       await sleep(3000)
       const outcomes = await load.stop()
@@ -75,17 +75,32 @@ describe.skipIf(privatePostgresSkipReason !== null)('PostgreSQL going away', () 
     expect(unavailable.length).toBeLessThan(outcomes.length / 20)
   }, 60_000)
 
-  it('answers 503 store_unavailable while the server restarts and is stopped, and recovers', async () => {
-    const { outcomes, awayAt, backAt } = await underLoad(async () => {
+  it('answers 503 store_unavailable while the server restarts and is stopped, and recovers; /ready says so', async () => {
+    const ready: { away?: { status: number; body: unknown }; back?: { status: number; body: unknown } } = {}
+    const probe = async (admin: string) => {
+      const started = Date.now()
+      const response = await fetch(`${admin}/ready`)
+      expect(Date.now() - started, '/ready took too long').toBeLessThan(3000)
+      return { status: response.status, body: await response.json() }
+    }
+    const { outcomes, awayAt, backAt } = await underLoad(async (admin) => {
       const awayAt = Date.now()
       await postgres.restart()
       await sleep(1000)
       await postgres.stop()
-      await sleep(3000)
+      await sleep(500)
+      ready.away = await probe(admin)
+      await sleep(2500)
       await postgres.start()
-      return { awayAt, backAt: Date.now() }
+      const backAt = Date.now()
+      await sleep(2000)
+      ready.back = await probe(admin)
+      return { awayAt, backAt }
     })
     expectOutageHandled(outcomes, { code: 'store_unavailable', awayAt, backAt })
+    expect(ready.away?.status).toBe(503)
+    expect(ready.away?.body).toMatchObject({ status: 'not ready', checks: { store: expect.not.stringMatching(/^ok$/), blobs: 'ok' } })
+    expect(ready.back).toEqual({ status: 200, body: { status: 'ready', checks: { store: 'ok', blobs: 'ok' } } })
   }, 60_000)
 
   it('fails a read the server does not answer within readTimeoutMs, drops its connection, and reads on', async () => {
