@@ -35,10 +35,13 @@ const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': header('`"default";q=LIMIT;w=WINDOW_SECONDS` (when a rate limit is configured).'),
 }
 
+const withRetryAfter = (description: string) => ({ ...error(description), headers: { 'Retry-After': header('Seconds to wait.', true) } })
+
 const COMMON_ERRORS = {
   '401': error('Missing or invalid API key (`WWW-Authenticate: Bearer`).'),
   '406': error('Accept allows JSON:API only with media type parameters other than ext and profile.'),
-  '429': { ...error('Rate limit exceeded.'), headers: { 'Retry-After': header('Seconds to wait.', true) } },
+  '429': withRetryAfter('Rate limit exceeded.'),
+  '503': withRetryAfter('A dependency is away: the store (`store_unavailable`) or the rate limiter (`rate_limit_unavailable`).'),
 }
 
 const query = (name: string, description: string, schema: object, required = false) => ({ name, in: 'query', required, description, schema })
@@ -132,6 +135,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
             '404': error('No such entity or rendition.'),
             '416': error('The range lies outside the bytes.'),
             ...COMMON_ERRORS,
+            '503': withRetryAfter('A dependency is away: the rendition store (`blobs_unavailable`), the store (`store_unavailable`) or the rate limiter (`rate_limit_unavailable`).'),
           },
         },
       },
@@ -144,8 +148,8 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
             '200': { description: 'The ranked entities.', headers: { ...FEED_HEAD, ...RATE_LIMIT_HEADERS }, ...jsonApi('SearchDocument') },
             '400': error('Missing or invalid q.'),
             '500': error('Search failed (`search_failed`).'),
-            '503': { ...error('The search index is being built (`search_unavailable`).'), headers: { 'Retry-After': header('Seconds to wait.', true) } },
             ...COMMON_ERRORS,
+            '503': withRetryAfter('The search index is being built (`search_unavailable`), or a dependency is away (`store_unavailable`, `rate_limit_unavailable`).'),
           },
         },
       },
