@@ -73,8 +73,9 @@ describe.skipIf(!installed)(`serve --redis while Redis is away (${installed ? 'a
 
   it('fails open while Redis is stopped and started again on its port', async () => {
     const seen = await underLoad([], async () => {
-      await redis.stop()
+      // Before it stops: a request may find it stopping.
       const awayAt = Date.now()
+      await redis.stop()
       await sleep(2000)
       await redis.start()
       return { awayAt, backAt: Date.now() }
@@ -102,8 +103,9 @@ describe.skipIf(!installed)(`serve --redis while Redis is away (${installed ? 'a
 
   it('--redis-failure closed: 503 rate_limit_unavailable with Retry-After while Redis is away', async () => {
     const seen = await underLoad(['--redis-failure', 'closed'], async () => {
-      await redis.stop()
+      // Before it stops: a request may find it stopping.
       const awayAt = Date.now()
+      await redis.stop()
       await sleep(2000)
       await redis.start()
       return { awayAt, backAt: Date.now() }
