@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { ServeOptions } from './commands.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from '../node/embedder-name.js'
 import type { DataOptions } from '../node/data-dir.js'
+import { LOG_FORMATS, LOG_LEVELS } from '../telemetry/log-levels.js'
 
 /** Bad usage: one line on stderr and exit code 2; nothing was done. */
 export class UsageError extends Error {}
@@ -166,7 +167,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           ...(values['admin-port'] === undefined ? {} : { adminPort: port(values['admin-port'], '--admin-port') }),
           adminHost: values['admin-host'],
           logLevel: oneOf(values.log, '--log', LOG_LEVELS),
-          logFormat: oneOf(values['log-format'], '--log-format', ['json', 'pretty'] as const),
+          logFormat: oneOf(values['log-format'], '--log-format', LOG_FORMATS),
           sendTimeoutMs: seconds(values['send-timeout'], '--send-timeout') * 1000,
           shutdownTimeoutMs: seconds(values['shutdown-timeout'], '--shutdown-timeout') * 1000,
         },
@@ -263,8 +264,6 @@ function port(value: string, option = '--port'): number {
   if (number > 65_535) throw new UsageError(`${option} takes a port number from 0 to 65535, not "${value}"`)
   return number
 }
-
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 function oneOf<T extends string>(value: string, option: string, allowed: readonly T[]): T {
   if ((allowed as readonly string[]).includes(value)) return value as T

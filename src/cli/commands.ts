@@ -8,6 +8,7 @@ import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
 import { createProgress } from './progress.js'
 import { createLogger } from '../telemetry/logger.js'
+import type { LogFormat, LogLevel } from '../telemetry/log-levels.js'
 
 export interface ServeOptions extends EmbeddedRegistryOptions {
   port: number
@@ -16,8 +17,8 @@ export interface ServeOptions extends EmbeddedRegistryOptions {
   /** The admin listener's port (`/live`, `/ready`, `/metrics`); none when absent. */
   adminPort?: number
   adminHost: string
-  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
-  logFormat: 'json' | 'pretty'
+  logLevel: LogLevel
+  logFormat: LogFormat
   /** A response whose client has read nothing for this long is closed. */
   sendTimeoutMs: number
   /** How long requests in flight may take to finish after SIGTERM or SIGINT. */

@@ -4,7 +4,7 @@
  * `Telemetry` port over them.
  */
 export { createMetrics, type Metrics, type MetricsOptions, type MetricSources } from './metrics.js'
-export { createLogger, type Logger, type LoggerOptions, type LogLevel } from './logger.js'
+export { createLogger, type Logger, type LoggerOptions, type LogLevel, type LogFormat } from './logger.js'
 export { createTelemetry, type TelemetryOptions } from './telemetry.js'
 export { timedStore } from './timed-store.js'
 export { createReadiness, storeCheck, blobsCheck, searchCheck, type Readiness, type ReadinessCheck, type ReadinessReport } from './readiness.js'

@@ -1,14 +1,14 @@
 import { pino, type DestinationStream, type Logger } from 'pino'
+import type { LogFormat, LogLevel } from './log-levels.js'
 
 export type { Logger } from 'pino'
-
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+export type { LogFormat, LogLevel } from './log-levels.js'
 
 export interface LoggerOptions {
   /** Default `info`: a line for every request. */
   level?: LogLevel
   /** `json` (default): one JSON object a line, for log pipelines; `pretty`: for people at a terminal. */
-  format?: 'json' | 'pretty'
+  format?: LogFormat
   /** A file descriptor to write to (default 1, standard output), or a stream (JSON lines only). */
   destination?: number | DestinationStream
 }
