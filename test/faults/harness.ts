@@ -7,6 +7,9 @@ import { createClient } from '../../src/client/client.js'
 import { mirror } from '../../src/client/mirror.js'
 import type { EntityResource } from '../../src/client/types.js'
 
+/** Resolves after `ms`. */
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
 /** One request of the load, as its client saw it. */
 export interface Outcome {
   path: string
@@ -94,7 +97,7 @@ export function startMirror(baseUrl: string, apiKey: string): RunningMirror {
     copy,
     async stop() {
       // Two poll intervals: whatever the feed had by now has been applied.
-      await new Promise((resolve) => setTimeout(resolve, 600))
+      await sleep(600)
       controller.abort()
       await following
     },
@@ -114,15 +117,38 @@ export async function expectMirrorEqualsList(baseUrl: string, apiKey: string, ru
   for (const [id, entity] of listed) expect(running.copy.get(id)?.attributes, id).toEqual(entity.attributes)
 }
 
-export interface OutageExpectations {
+/** When the dependency went away and when it was back (ms, `Date.now()`). */
+export interface OutageTimes {
+  awayAt: number
+  backAt: number
+}
+
+/**
+ * The load and a mirror around `outage`: the load runs `warmUpMs` before it and `settleMs` after it
+ * (long enough past the return for the recovery bound, 2 s, to be checked), then stops; the mirror
+ * goes on, for the caller to compare with `expectMirrorEqualsList` once its own writers have stopped.
+ */
+export async function duringOutage(
+  baseUrl: string,
+  apiKey: string,
+  paths: string[],
+  outage: () => Promise<OutageTimes>,
+  { warmUpMs = 1000, settleMs = 3000 } = {},
+): Promise<OutageTimes & { outcomes: Outcome[]; mirror: RunningMirror }> {
+  const mirror = startMirror(baseUrl, apiKey)
+  const load = startLoad(baseUrl, apiKey, paths)
+  await sleep(warmUpMs)
+  const times = await outage()
+  await sleep(settleMs)
+  return { outcomes: await load.stop(), mirror, ...times }
+}
+
+export interface OutageExpectations extends OutageTimes {
   /**
    * The code answered for the paths that need the dependency while it is away (`store_unavailable`);
    * null where no request may fail at all (a rate limiter that fails open).
    */
   code: string | null
-  /** When the dependency went away and when it was back (ms, `Date.now()`). */
-  awayAt: number
-  backAt: number
   /** Whether a path needs the dependency (and may answer 503 while it is away); default every path. */
   needs?: (path: string) => boolean
 }

@@ -14,7 +14,7 @@ import { createPostgresStore } from '../../src/kysely/postgres.js'
 import { isDependencyUnavailable } from '../../src/ports/dependency.js'
 import { adminUrlOf, CLI, startServer, type Server } from '../support/cli.js'
 import { privatePostgresSkipReason, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js'
-import { expectMirrorEqualsList, expectOutageHandled, startLoad, startMirror } from './harness.js'
+import { duringOutage, expectMirrorEqualsList, expectOutageHandled, sleep } from './harness.js'
 import { withPostgresClient } from '../support/postgres-client.js'
 
 const API_KEY = 'er_fault_test_key'
@@ -22,7 +22,6 @@ const API_KEY = 'er_fault_test_key'
 const PATHS = ['/v1/entities?page[limit]=50', '/v1/entities/a000041', '/v1/entities/a000039', '/v1/entities/changes?filter=type:person&page[limit]=50']
 const IMPORT_BATCH = 500
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 let postgres: PrivatePostgres
 let directory: string
@@ -42,18 +41,12 @@ describe.skipIf(privatePostgresSkipReason !== null)('PostgreSQL going away', () 
     const server = await startServer(['--data', directory, '--database', postgres.url, '--demo', '--search', 'none', '--api-key', API_KEY, '--rate-limit', '0', '--admin-port', '0'])
     try {
       const writer = await startWriter(postgres.url)
-      const mirror = startMirror(server.url, API_KEY)
-      const load = startLoad(server.url, API_KEY, PATHS)
-      await sleep(1000)
-      const times = await outage(adminUrlOf(server))
-      // Long enough past the return for the recovery bound (2 s) to be checked.
-      await sleep(3000)
-      const outcomes = await load.stop()
+      const { mirror, ...seen } = await duringOutage(server.url, API_KEY, PATHS, () => outage(adminUrlOf(server)))
       const writes = await writer.stop()
       expect(server.process.exitCode, 'the server exited').toBeNull()
       expect(writes, 'the writer wrote nothing').toBeGreaterThan(0)
       await expectMirrorEqualsList(server.url, API_KEY, mirror)
-      return { outcomes, ...times }
+      return seen
     } finally {
       await server.stop()
     }

@@ -8,11 +8,10 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminUrlOf, startServer } from '../support/cli.js'
 import { startPrivateRedis, redisServerInstalled, type PrivateRedis } from '../support/redis-server.js'
-import { expectMirrorEqualsList, expectOutageHandled, startLoad, startMirror, type Outcome } from './harness.js'
+import { duringOutage, expectMirrorEqualsList, expectOutageHandled, sleep, type Outcome } from './harness.js'
 
 const KEY = 'er-faults-redis-key'
 const PATHS = ['/v1/entities?filter=type:person', '/v1/entities/a000039', '/v1/entities/changes?filter=type:person&page[limit]=50']
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const installed = redisServerInstalled()
 describe.skipIf(!installed)(`serve --redis while Redis is away (${installed ? 'a private redis-server' : 'skipped: no redis-server'})`, () => {
@@ -30,13 +29,8 @@ describe.skipIf(!installed)(`serve --redis while Redis is away (${installed ? 'a
     server.process.stdout!.on('data', (chunk: Buffer) => void (printed += chunk))
     server.process.stderr!.on('data', (chunk: string) => void (printed += chunk))
     try {
-      const load = startLoad(server.url, KEY, PATHS)
-      const running = startMirror(server.url, KEY)
-      await sleep(1000)
-      const { awayAt, backAt } = await fault()
-      await sleep(3000)
-      const outcomes = await load.stop()
-      await expectMirrorEqualsList(server.url, KEY, running)
+      const { outcomes, awayAt, backAt, mirror } = await duringOutage(server.url, KEY, PATHS, fault)
+      await expectMirrorEqualsList(server.url, KEY, mirror)
       const warnings = (pattern: RegExp) => printed.split('\n').filter((line) => pattern.test(line))
       const metrics = await (await fetch(`${adminUrlOf(server)}/metrics`)).text()
       const counter = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? 0)

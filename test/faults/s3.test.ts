@@ -14,11 +14,10 @@ import { createClient } from '../../src/client/client.js'
 import { startServer, type Server } from '../support/cli.js'
 import type { ListeningProcess } from '../support/processes.js'
 import { environmentOf, startS3ServerProcess } from '../support/s3-server.js'
-import { expectMirrorEqualsList, expectOutageHandled, startLoad, startMirror } from './harness.js'
+import { duringOutage, expectMirrorEqualsList, expectOutageHandled, sleep } from './harness.js'
 
 const KEY = 'fault-key'
 const DEMO_RENDITIONS = fileURLToPath(new URL('../../demo/renditions/', import.meta.url))
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 let directory: string
 let s3: ListeningProcess
 let port: number
@@ -57,12 +56,8 @@ afterAll(async () => {
 
 /** Runs the load and the mirror around `outage`, which returns when the dependency went away and came back. */
 async function underLoad(outage: () => Promise<{ awayAt: number; backAt: number }>) {
-  const load = startLoad(server.url, KEY, paths)
-  const mirror = startMirror(server.url, KEY)
-  await sleep(2000)
-  const { awayAt, backAt } = await outage()
-  await sleep(4000)
-  expectOutageHandled(await load.stop(), { code: 'blobs_unavailable', awayAt, backAt, needs: (path) => path.includes('/renditions/') })
+  const { outcomes, awayAt, backAt, mirror } = await duringOutage(server.url, KEY, paths, outage, { warmUpMs: 2000, settleMs: 4000 })
+  expectOutageHandled(outcomes, { code: 'blobs_unavailable', awayAt, backAt, needs: (path) => path.includes('/renditions/') })
   await expectMirrorEqualsList(server.url, KEY, mirror)
 }
 

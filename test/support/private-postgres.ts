@@ -6,11 +6,11 @@
 import { execFile } from 'node:child_process'
 import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { existsSync, readdirSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
+import { freePort } from './free-port.js'
 
 const run = promisify(execFile)
 
@@ -84,13 +84,3 @@ async function postgresIds(): Promise<[number, number]> {
   return [Number(stdout.trim()), Number(group.trim())]
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}

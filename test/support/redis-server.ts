@@ -1,10 +1,10 @@
 /** A redis-server of a test's own, to stop, pause and start again without disturbing the shared one. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { freePort } from './free-port.js'
 
 /** Whether redis-server is installed; with ER_REQUIRE_REDIS=1 a missing one fails the suite instead of skipping it. */
 export function redisServerInstalled(): boolean {
@@ -58,10 +58,3 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   return redis
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}

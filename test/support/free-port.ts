@@ -1,0 +1,13 @@
+import { createServer } from 'node:net'
+
+/** A port on 127.0.0.1 that nothing listens on now (a server of a test's own binds it next). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
