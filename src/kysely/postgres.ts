@@ -42,14 +42,21 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     'pool' in options ? options.pool : new pg.Pool({ connectionString: options.connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS })
   // Without a listener, an idle connection's error (the server ended it) ends the process.
   const onConnectionError = options.onConnectionError ?? (() => {})
-  ;(pool as unknown as EventSource).on('error', (error) => onConnectionError(error))
+  const events = pool as unknown as PoolEvents
+  events.on('error', (error) => onConnectionError(error))
+  // A client lent out has no listener of the pool's: its connection lost between queries (or
+  // ended on a read timeout) would emit an 'error' that ends the process; its next query fails and
+  // reports it. Added as the client is made, not as it is lent: the server's message ending a new
+  // connection can arrive in the same read as the one that completes it, before a lender's code runs.
+  events.on('connect', (client) => client.on('error', () => {}))
   const dialect = new PostgresDialect({ pool: storePool(pool, options.readTimeoutMs ?? READ_TIMEOUT_MS) })
   return createOwningStore(new Kysely({ dialect }), 'postgres', options)
 }
 
-/** What this file needs of a `pg` pool or client beyond Kysely's structural types. */
-interface EventSource {
+/** What this file needs of a `pg` pool beyond Kysely's structural type. */
+interface PoolEvents {
   on(event: 'error', listener: (error: Error) => void): unknown
+  on(event: 'connect', listener: (client: { on(event: 'error', listener: (error: Error) => void): unknown }) => void): unknown
 }
 
 /** Distinct read statements a process names; the query shapes the store keeps are as many. */
@@ -86,7 +93,6 @@ function storePool(pool: PostgresPool, readTimeoutMs: number): PostgresPool {
     return name
   }
   const inTransaction = new WeakSet<PostgresPoolClient>()
-  const listening = new WeakSet<PostgresPoolClient>()
   const storeClient = (client: PostgresPoolClient) =>
     overriding(client, 'query', (...query: unknown[]) => {
       const [text, values] = query
@@ -116,12 +122,6 @@ function storePool(pool: PostgresPool, readTimeoutMs: number): PostgresPool {
     const client = await pool.connect().catch((error: unknown) => {
       throw asStoreError(error)
     })
-    if (!listening.has(client)) {
-      listening.add(client)
-      // A lent client's connection lost between queries (or ended above) emits 'error', which
-      // would end the process unheard; its next query fails and reports it.
-      ;(client as unknown as EventSource).on('error', () => {})
-    }
     return storeClient(client)
   })
 }
