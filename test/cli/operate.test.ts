@@ -7,6 +7,8 @@ import { startLoad } from '../faults/harness.js'
 import { adminUrlOf, startServer, type Server } from '../support/cli.js'
 
 const KEY = 'operate-key-0123456789'
+/** Longer than a request takes to reach a server on loopback, even on a loaded machine. */
+const IN_TRANSIT_MS = 50
 
 const exitOf = (server: Server) => new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)))
 
@@ -47,9 +49,12 @@ describe('serve shutting down on SIGTERM', () => {
     server.process.kill('SIGTERM')
     const outcomes = await load.stop()
     expect(await exited).toBe(0)
-    const before = outcomes.filter((outcome) => outcome.sentAt < signalledAt)
+    // Sent well before the signal, a request has reached the server: it is in flight there. One sent
+    // in the last moment may still be on its way, on a keep-alive connection the shutdown closes as
+    // idle (the client sees a reset, as from any server that closes an idle connection).
+    const before = outcomes.filter((outcome) => outcome.sentAt < signalledAt - IN_TRANSIT_MS)
     expect(before.length).toBeGreaterThan(20)
-    // Every request sent before the signal was answered in full; after it, the listener refuses connections.
+    // Every request in flight at the signal was answered in full; none was answered with an error.
     expect(before.filter((outcome) => outcome.status !== 200)).toEqual([])
     expect(outcomes.filter((outcome) => outcome.status !== 200 && outcome.status !== 0)).toEqual([])
     expect(server.lines.some((line) => line.includes('"msg":"stopped"'))).toBe(true)
