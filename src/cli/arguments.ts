@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import type { ServeOptions } from './commands.js'
+import type { ImportCommandOptions, ServeOptions } from './commands.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from '../node/embedder-name.js'
 import type { DataOptions } from '../node/data-dir.js'
 import { LOG_FORMATS, LOG_LEVELS } from '../telemetry/log-levels.js'
@@ -12,9 +12,12 @@ export type Invocation =
   | { command: 'help'; text: string }
   | { command: 'version' }
   | { command: 'serve'; options: ServeOptions }
-  | { command: 'import'; file: string; data: DataOptions }
+  | { command: 'import'; input: ImportCommandOptions; data: DataOptions }
   | { command: 'reindex'; data: DataOptions & { search?: string; embedder?: string } }
   | { command: 'keys create'; data: DataOptions }
+
+/** The most lines a transaction may take: a batch is held in memory until it commits. */
+const MAX_BATCH = 100_000
 
 const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.sqlite and the rendition blobs
                     (blobs/); created when missing (default ./data)
@@ -37,7 +40,7 @@ const HELP = {
 
 Usage:
   entity-registry serve [options]              serve the API over HTTP
-  entity-registry import FILE.ndjson [options] apply an NDJSON file of records and operations
+  entity-registry import FILE [options]        apply an NDJSON file (or - for stdin; gzip or not)
   entity-registry reindex [options]            rebuild the search index from the change feed
   entity-registry keys create [options]        create an API key and print it once
   entity-registry help [COMMAND]               a command's options (also: COMMAND --help)
@@ -81,14 +84,17 @@ change of embedder). Stop the server that keeps the same index first: one writer
 Options:
 ${DATA_HELP}
 ${SEARCH_HELP}`,
-  import: `Usage: entity-registry import FILE.ndjson [options]
+  import: `Usage: entity-registry import FILE [options]
 
 Applies an NDJSON file: each line an entity record, or {"op":"delete"|"drain","id"} or
-{"op":"merge","id","into"}. A rejected line is reported on stderr with its number and nothing of it is
-written; the other lines apply. On a terminal, progress is shown on stderr.
-Exit code: 0 all lines applied, 1 some line rejected, 2 bad usage or no such file.
+{"op":"merge","id","into"}. FILE "-" reads standard input; gzip-compressed input (FILE.ndjson.gz, or
+gzip on standard input) is decompressed as it streams. Rendition file paths are relative to FILE's
+directory (the working directory for standard input). A rejected line is reported on stderr with its
+number and nothing of it is written; the other lines apply. On a terminal, progress is shown on stderr.
+Exit code: 0 all lines applied, 1 some line rejected (or the input broke off), 2 bad usage or no such file.
 
 Options:
+  --batch N         lines applied per transaction, 1 to ${MAX_BATCH.toLocaleString('en-US')} (default 500)
 ${DATA_HELP}`,
   keys: `Usage: entity-registry keys create [options]
 
@@ -126,6 +132,8 @@ const SERVE_OPTIONS = {
   'send-timeout': { type: 'string', default: '60' },
   'shutdown-timeout': { type: 'string', default: '10' },
 } satisfies Options
+
+const IMPORT_OPTIONS = { ...DATA_OPTIONS, batch: { type: 'string' } } satisfies Options
 
 const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' }, embedder: { type: 'string' } } satisfies Options
 
@@ -186,13 +194,16 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
       }
     }
     case 'import': {
-      const { values, positionals } = parse(command, rest, DATA_OPTIONS)
+      const { values, positionals } = parse(command, rest, IMPORT_OPTIONS)
       if (positionals.length !== 1) {
         throw new UsageError(
-          positionals.length === 0 ? 'import needs the NDJSON file to apply (see entity-registry help import)' : `import takes one file, not also "${positionals[1]}"`,
+          positionals.length === 0
+            ? 'import needs the NDJSON file to apply, or - for standard input (see entity-registry help import)'
+            : `import takes one file, not also "${positionals[1]}"`,
         )
       }
-      return { command, file: positionals[0]!, data: dataOptions(values) }
+      const input = { source: positionals[0]!, ...(values.batch === undefined ? {} : { batchSize: batchSize(values.batch) }) }
+      return { command, input, data: dataOptions(values) }
     }
     case 'keys': {
       const { values, positionals } = parse(command, rest, DATA_OPTIONS)
@@ -257,6 +268,12 @@ function embedder(value: string): string {
 function wholeNumber(value: string, option: string): number {
   if (!/^\d+$/.test(value)) throw new UsageError(`${option} takes a whole number, not "${value}"`)
   return Number(value)
+}
+
+function batchSize(value: string): number {
+  const number = /^\d+$/.test(value) ? Number(value) : 0
+  if (number < 1 || number > MAX_BATCH) throw new UsageError(`--batch takes a whole number from 1 to ${MAX_BATCH}, not "${value}"`)
+  return number
 }
 
 function port(value: string, option = '--port'): number {

@@ -6,6 +6,7 @@ import type { Registry } from '../registry.js'
 import { isDependencyUnavailable } from '../ports/dependency.js'
 import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
+import { STANDARD_INPUT } from '../node/read-lines.js'
 import { createProgress } from './progress.js'
 import { createLogger } from '../telemetry/logger.js'
 import type { LogFormat, LogLevel } from '../telemetry/log-levels.js'
@@ -74,16 +75,26 @@ export async function reindexCommand(options: DataOptions & { search?: string; e
   }
 }
 
-/** Applies an NDJSON file; rejected lines go to `warn`. False when any line was rejected. */
-export async function importCommand(file: string, options: DataOptions, print: Print, warn: Print): Promise<boolean> {
-  // Before the data directory or database is opened: a mistyped name must create nothing.
-  const found = await stat(file).catch(() => null)
-  if (found === null) throw new UsageError(`import: no such file: ${file}`)
-  if (found.isDirectory()) throw new UsageError(`import: ${file} is a directory, not an NDJSON file`)
+/** What `import` reads and how. */
+export interface ImportCommandOptions {
+  /** An NDJSON file (gzip-compressed or not), or `-` for standard input. */
+  source: string
+  /** Lines per transaction. */
+  batchSize?: number
+}
+
+/** Applies an NDJSON file or standard input; rejected lines go to `warn`. False when any line was rejected. */
+export async function importCommand({ source, batchSize }: ImportCommandOptions, options: DataOptions, print: Print, warn: Print): Promise<boolean> {
+  if (source !== STANDARD_INPUT) {
+    // Before the data directory or database is opened: a mistyped name must create nothing.
+    const found = await stat(source).catch(() => null)
+    if (found === null) throw new UsageError(`import: no such file: ${source}`)
+    if (found.isDirectory()) throw new UsageError(`import: ${source} is a directory, not an NDJSON file`)
+  }
   const data = await openData(options)
   const progress = createProgress('import', { unit: 'lines' })
   try {
-    const report = await importFile(file, data, () => progress.add())
+    const report = await importFile(source, data, { onLine: () => progress.add(), ...(batchSize === undefined ? {} : { batchSize }) })
     progress.done()
     for (const error of report.errors.sort((a, b) => a.line - b.line)) warn(`line ${error.line}: ${error.message}`)
     print(`applied ${report.applied}, unchanged ${report.unchanged}, rejected ${report.errors.length}`)

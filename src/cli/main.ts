@@ -29,7 +29,7 @@ async function run(invocation: Invocation): Promise<number> {
       return 0
     }
     case 'import':
-      return (await (await commands()).importCommand(invocation.file, invocation.data, print, warn)) ? 0 : 1
+      return (await (await commands()).importCommand(invocation.input, invocation.data, print, warn)) ? 0 : 1
     case 'reindex':
       await (await commands()).reindexCommand(invocation.data, print)
       return 0

@@ -13,7 +13,7 @@ import { decodeChangeId } from '../contract/change-id.js'
 import type { SearchSetup } from './search-setup.js'
 import type { Search } from '../search/search-service.js'
 import type { ImportReport } from '../warehouse/import.js'
-import { readLines } from './read-lines.js'
+import { readLines, STANDARD_INPUT } from './read-lines.js'
 
 /** How long after opening the search index is opened, unless a search asks for it first. */
 const SEARCH_OPEN_DELAY_MS = 500
@@ -162,12 +162,28 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   }
 }
 
-/** Applies an NDJSON file to a data directory's store, with its renditions. */
-export async function importFile(file: string, { store, blobs }: OpenedData, onLine?: () => void): Promise<ImportReport> {
+export interface ImportFileOptions {
+  /** Called as each line is taken from the input. */
+  onLine?: () => void
+  /** Lines per transaction (default 500). */
+  batchSize?: number
+}
+
+/**
+ * Applies an NDJSON file, or standard input for `-`, gzip-compressed or not, to a data directory's
+ * store, with its renditions: their paths are relative to the file's directory (the working
+ * directory for standard input).
+ */
+export async function importFile(source: string, { store, blobs }: OpenedData, { onLine, batchSize }: ImportFileOptions = {}): Promise<ImportReport> {
   // Loaded when there is something to import: record validation (zod) is no part of serving.
   const { baseDirOf, importNdjson } = await import('../warehouse/import.js')
-  const lines = readLines(file)
-  return importNdjson(onLine ? tapped(lines, onLine) : lines, { warehouse: store.warehouse, blobs, baseDir: baseDirOf(file) })
+  const lines = readLines(source)
+  return importNdjson(onLine ? tapped(lines, onLine) : lines, {
+    warehouse: store.warehouse,
+    blobs,
+    baseDir: source === STANDARD_INPUT ? process.cwd() : baseDirOf(source),
+    ...(batchSize === undefined ? {} : { batchSize }),
+  })
 }
 
 /** Passes the items through, calling `onItem` each time the consumer asks for the next. */
@@ -177,5 +193,3 @@ async function* tapped<T>(items: AsyncIterable<T>, onItem: () => void): AsyncGen
     onItem()
   }
 }
-
-

@@ -17,13 +17,13 @@ export interface ImportOptions {
    * it: an absolute path, `..` or a symbolic link that leads out of it is refused.
    */
   baseDir: string
-  /** Operations per transaction. */
+  /** Operations per transaction (default 500). */
   batchSize?: number
 }
 
 /**
- * A batch failed to apply (its transaction rolled back: the store away, or broken): the lines
- * before `line` are applied, none from it on.
+ * A batch failed to apply (its transaction rolled back: the store away, or broken), or the input
+ * failed to read (a truncated gzip stream): the lines before `line` are applied, none from it on.
  */
 export class ImportStoppedError extends Error {
   override readonly name = 'ImportStoppedError'
@@ -46,7 +46,8 @@ export interface ImportReport {
  * Imports NDJSON: each line an entity record (upsert) or `{"op":"delete"|"drain","id"}` /
  * `{"op":"merge","id","into"}`. A bad line is reported with its number and nothing of it is written;
  * the other lines still apply. Each batch is one transaction: one that fails throws
- * `ImportStoppedError` with its first line (the lines before it are applied).
+ * `ImportStoppedError` with its first line (the lines before it are applied); so does a failure to
+ * read `lines`.
  */
 export async function importNdjson(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions): Promise<ImportReport> {
   const report: ImportReport = { applied: 0, unchanged: 0, errors: [] }
@@ -66,7 +67,15 @@ export async function importNdjson(lines: AsyncIterable<string> | Iterable<strin
   // Resolved once: containment is checked between real paths, links followed.
   const baseDir = await realpath(options.baseDir)
   let lineNumber = 0
-  for await (const text of lines) {
+  const read = async function* () {
+    try {
+      yield* lines
+    } catch (error) {
+      // The batch being gathered is not applied: the input broke off, perhaps mid-way through it.
+      throw new ImportStoppedError(batch[0]?.line ?? lineNumber + 1, error)
+    }
+  }
+  for await (const text of read()) {
     lineNumber++
     if (text.trim() === '') continue
     try {

@@ -2,9 +2,11 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { changesDocumentSchema, entityCollectionDocumentSchema, entityDocumentSchema } from '../../src/contract/schemas.js'
+import { createSqliteStore } from '../../src/kysely/index.js'
 import { freshPostgresSchema, storeDialects } from '../stores/each-store.js'
 import { CLI, startServer, type Server } from '../support/cli.js'
 import { expectError, readDocument } from '../support/documents.js'
@@ -232,7 +234,7 @@ describe('entity-registry CLI', () => {
     for (const command of ['serve', 'import', 'reindex', 'keys create']) expect(general.out).toContain(`entity-registry ${command}`)
     for (const [command, options] of [
       ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--search']],
-      ['import', ['--data', '--database']],
+      ['import', ['--data', '--database', '--batch']],
       ['reindex', ['--data', '--database', '--search']],
       ['keys', ['--data', '--database']],
     ] as const) {
@@ -283,6 +285,9 @@ describe('entity-registry CLI', () => {
       [['import', 'a.ndjson', '--port', '80'], "Unknown option '--port'"],
       [['import', 'missing.ndjson'], 'import: no such file: missing.ndjson'],
       [['import', cwd], `import: ${cwd} is a directory, not an NDJSON file`],
+      [['import', '-', '--batch', '0'], '--batch takes a whole number from 1 to 100000, not "0"'],
+      [['import', '-', '--batch', '2.5'], '--batch takes a whole number from 1 to 100000, not "2.5"'],
+      [['import', '-', '--batch', '100001'], '--batch takes a whole number from 1 to 100000, not "100001"'],
       [['keys'], 'keys has one subcommand, "keys create"'],
       [['keys', 'delete'], 'keys has one subcommand, "keys create", not "delete"'],
     ]
@@ -297,6 +302,42 @@ describe('entity-registry CLI', () => {
     expect(readdirSync(cwd)).toEqual([])
     expect(run(['import', join(cwd, 'missing.ndjson'), '--data', join(cwd, 'data')]).code).toBe(2)
     expect(readdirSync(cwd)).toEqual([])
+  })
+
+  it('imports standard input and gzip as warehouses ship them: a .gz file, gzip piped in, plain text piped in', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'er-cli-input-'))
+    const data = join(dir, 'data')
+    const records = (from: number, to: number, title: string) =>
+      Array.from({ length: to - from }, (_, i) => JSON.stringify({ id: `p${from + i}`, type: 'person', name: `Person ${from + i}`, title })).join('\n')
+    writeFileSync(join(dir, 'first.ndjson.gz'), gzipSync(records(0, 1200, 'first')))
+    const fromFile = run(['import', join(dir, 'first.ndjson.gz'), '--data', data, '--batch', '100'])
+    expect([fromFile.code, fromFile.out, fromFile.err]).toEqual([0, 'applied 1200, unchanged 0, rejected 0\n', ''])
+    // The real gzip and a real pipe into the child's standard input, as a shell runs it.
+    writeFileSync(join(dir, 'second.ndjson'), records(0, 1500, 'second'))
+    const piped = spawnSync('sh', ['-c', `gzip -c second.ndjson | '${process.execPath}' '${CLI}' import - --data data`], { cwd: dir, encoding: 'utf8' })
+    expect([piped.status, piped.stdout, piped.stderr]).toEqual([0, 'applied 1500, unchanged 0, rejected 0\n', ''])
+    const plain = spawnSync(process.execPath, [CLI, 'import', '-', '--data', data], { input: `${records(1400, 1600, 'second')}\n{broken\n`, encoding: 'utf8' })
+    expect([plain.status, plain.stdout, plain.stderr]).toEqual([1, 'applied 100, unchanged 100, rejected 1\n', 'line 201: is not valid JSON\n'])
+  })
+
+  it('stops at a truncated gzip file with the line it stopped at; the batches before it are applied', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'er-cli-truncated-'))
+    const data = join(dir, 'data')
+    const compressed = gzipSync(Array.from({ length: 5000 }, (_, i) => JSON.stringify({ id: `p${i}`, type: 'person', name: `Person ${i}` })).join('\n'))
+    writeFileSync(join(dir, 'cut.ndjson.gz'), compressed.subarray(0, Math.floor(compressed.length * 0.6)))
+    const result = run(['import', join(dir, 'cut.ndjson.gz'), '--data', data, '--batch', '700'])
+    expect(result.code).toBe(1)
+    const stopped = /^entity-registry: stopped at line (\d+): gzip: unexpected end of file\n$/.exec(result.err)
+    expect(stopped, result.err).not.toBeNull()
+    const line = Number(stopped![1])
+    expect((line - 1) % 700).toBe(0)
+    const store = await createSqliteStore({ file: join(data, 'registry.sqlite') })
+    try {
+      const page = await store.listEntities({ qualifiers: [], after: null, limit: 5000 })
+      expect(page.entities).toHaveLength(line - 1)
+    } finally {
+      await store.close()
+    }
   })
 
   it.skipIf(!existsSync('/usr/bin/script'))('shows import progress and rate on a terminal', () => {

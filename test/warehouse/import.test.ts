@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createMemoryBlobStore, createMemoryStore } from '../../src/memory/index.js'
-import { importNdjson } from '../../src/warehouse/import.js'
+import { ImportStoppedError, importNdjson } from '../../src/warehouse/import.js'
 import { blobKeyOf } from '../../src/contract/content-key.js'
 import type { BlobStore } from '../../src/ports/blob-store.js'
 
@@ -140,5 +140,17 @@ describe('NDJSON import', () => {
       ['b2', 'create', expect.any(Array)],
       ['b1', 'update', ['texts']],
     ])
+  })
+
+  it('stops where the input breaks off: the batches before it are applied, the one being read is not', async () => {
+    async function* brokenOff() {
+      for (let index = 1; index <= 7; index++) yield JSON.stringify({ id: `p${index}`, type: 'person', name: `P${index}` })
+      throw new Error('gzip: unexpected end of file')
+    }
+    const store = createMemoryStore()
+    const stopped = importNdjson(brokenOff(), { warehouse: store.warehouse, blobs: createMemoryBlobStore(), baseDir: tmpdir(), batchSize: 3 })
+    await expect(stopped).rejects.toThrow(new ImportStoppedError(7, new Error('gzip: unexpected end of file')))
+    const page = await store.listEntities({ qualifiers: [], after: null, limit: 100 })
+    expect(page.entities.map((entity) => entity.id)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5', 'p6'])
   })
 })
