@@ -1,7 +1,9 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { StoredEntity } from '../contract/entity.js'
 import type { WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-backend.js'
-import { changeRow, entityRow, findEntity } from './rows.js'
-import type { RegistryDatabase } from './schema.js'
+import type { ChangeWrite, EntityWrite } from './bulk-writes.js'
+import { changeRow, entityRow, toStoredEntity } from './rows.js'
+import type { EntitiesTable, RegistryDatabase } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
 /**
@@ -30,7 +32,9 @@ async function inTransaction<T>(
 ): Promise<T> {
   try {
     for (const statement of dialect.beginWrite) await statement.execute(connection)
-    const result = await work(warehouseTransaction(connection))
+    const tx = warehouseTransaction(connection, dialect)
+    const result = await work(tx)
+    await tx.write()
     await sql`commit`.execute(connection)
     return result
   } catch (error) {
@@ -41,23 +45,73 @@ async function inTransaction<T>(
   }
 }
 
-function warehouseTransaction(connection: Kysely<RegistryDatabase>): WarehouseTransaction {
+/** Ids a preload query takes: always this many (the last repeated), so that it is one statement text. */
+const PRELOAD_CHUNK = 500
+
+/** What a write compares with: the stored row's written columns. */
+const STORED_COLUMNS = ['id', 'state', 'merged_into', 'snapshot', 'private_snapshot'] as const
+
+/**
+ * Reads go to the database once an entity (or a batch of them, preloaded) and are kept; writes are
+ * kept, the last one an entity, and written by `write()` at the end in a few statements. Nothing
+ * else writes meanwhile: the transaction holds the writers' lock.
+ */
+function warehouseTransaction(connection: Kysely<RegistryDatabase>, dialect: SqlDialect): WarehouseTransaction & { write(): Promise<void> } {
+  /** Entities read or written so far; null: none has that id. */
+  const known = new Map<string, StoredEntity | null>()
+  /** The stored rows read, as text: a write that would store the same is left out. */
+  const stored = new Map<string, { state: string; merged_into: string | null; snapshot: string; private_snapshot: string }>()
+  /** The row each written entity gets; `keepPrivate` when its stored private snapshot stays. */
+  const entityWrites = new Map<string, { row: EntityWrite; keepPrivate: boolean }>()
+  const changeRows: ChangeWrite[] = []
+  const remember = (ids: string[], rows: Selectable<Pick<EntitiesTable, (typeof STORED_COLUMNS)[number]>>[]) => {
+    for (const id of ids) known.set(id, null)
+    for (const row of rows) {
+      known.set(row.id, toStoredEntity(row))
+      stored.set(row.id, row)
+    }
+  }
   return {
-    getEntity: (id) => findEntity(connection, id),
+    async getEntity(id) {
+      if (!known.has(id)) remember([id], await connection.selectFrom('entities').select(STORED_COLUMNS).where('id', '=', id).execute())
+      return known.get(id)!
+    },
+
+    async preload(ids) {
+      const unknown = ids.filter((id) => !known.has(id))
+      for (let start = 0; start < unknown.length; start += PRELOAD_CHUNK) {
+        const chunk = unknown.slice(start, start + PRELOAD_CHUNK)
+        const padded = chunk.concat(Array<string>(PRELOAD_CHUNK - chunk.length).fill(chunk.at(-1)!))
+        remember(chunk, await connection.selectFrom('entities').select(STORED_COLUMNS).where('id', 'in', padded).execute())
+      }
+    },
 
     async putEntity(entity, privateSnapshot) {
-      const { id, ...columns } = entityRow(entity)
-      const update =
-        privateSnapshot === undefined ? columns : { ...columns, private_snapshot: JSON.stringify(privateSnapshot) }
-      await connection
-        .insertInto('entities')
-        .values({ id, private_snapshot: '{}', ...update })
-        .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
-        .execute()
+      known.set(entity.id, entity)
+      const earlier = entityWrites.get(entity.id)
+      const keepPrivate = privateSnapshot === undefined && (earlier?.keepPrivate ?? true)
+      const private_snapshot = privateSnapshot === undefined ? (earlier?.row.private_snapshot ?? '{}') : JSON.stringify(privateSnapshot)
+      const row = stored.get(entity.id)
+      // An unchanged record (most of a nightly dump) costs a comparison, not a write.
+      const unchanged =
+        earlier === undefined &&
+        row !== undefined &&
+        row.state === entity.state &&
+        row.merged_into === entity.mergedInto &&
+        (keepPrivate || row.private_snapshot === private_snapshot) &&
+        row.snapshot === JSON.stringify(entity.snapshot)
+      if (!unchanged) entityWrites.set(entity.id, { row: { ...entityRow(entity), private_snapshot }, keepPrivate })
     },
 
     async appendChange(change) {
-      await connection.insertInto('changes').values(changeRow(change)).execute()
+      changeRows.push(changeRow(change))
+    },
+
+    async write() {
+      const writes = [...entityWrites.values()]
+      await dialect.bulk.upsertEntities(connection, writes.filter((write) => !write.keepPrivate).map((write) => write.row), false)
+      await dialect.bulk.upsertEntities(connection, writes.filter((write) => write.keepPrivate).map((write) => write.row), true)
+      await dialect.bulk.insertChanges(connection, changeRows)
     },
   }
 }

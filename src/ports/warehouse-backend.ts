@@ -15,6 +15,11 @@ export interface WarehouseTransaction {
   /** `privateSnapshot` undefined keeps the stored one. */
   putEntity(entity: StoredEntity, privateSnapshot: Record<string, unknown> | undefined): Promise<void>
   appendChange(change: NewChange): Promise<void>
+  /**
+   * The entities this transaction is about to read, so that a store may read them all at once
+   * (one query for an import's batch rather than one per line); optional.
+   */
+  preload?(ids: string[]): Promise<void>
 }
 
 /**

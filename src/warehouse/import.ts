@@ -128,6 +128,8 @@ export function parseOperation(text: string): WarehouseOperation {
  * row commits: a failure leaves at most an unused blob.
  */
 async function storeRenditionFiles(record: EntityRecord, baseDir: string, blobs: BlobStore): Promise<EntityRecord> {
+  // Most records name no file: they are validated once, when applied.
+  if (!namesFiles(record)) return record
   const { renditionFiles } = normalizeRecord(record)
   if (renditionFiles.length === 0) return record
   const texts = structuredClone(record.texts as { renditions: Record<string, unknown>[] }[])
@@ -140,6 +142,16 @@ async function storeRenditionFiles(record: EntityRecord, baseDir: string, blobs:
     texts[textIndex]!.renditions[renditionIndex]!.sha256 = sha256
   }
   return { ...record, texts } as EntityRecord
+}
+
+/** Whether any rendition of the record has a `file` (however malformed the record). */
+function namesFiles(record: EntityRecord): boolean {
+  const texts: unknown = record.texts
+  if (!Array.isArray(texts)) return false
+  return texts.some((text: { renditions?: unknown } | null) => {
+    const renditions = text?.renditions
+    return Array.isArray(renditions) && renditions.some((rendition: { file?: unknown } | null) => rendition?.file !== undefined)
+  })
 }
 
 function sha256Of(path: string): Promise<string> {

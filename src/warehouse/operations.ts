@@ -22,6 +22,7 @@ export function createWarehouse(backend: WarehouseBackend): Warehouse {
     drain: (id: string) => one({ op: 'drain', id }),
     apply: (operations) =>
       backend.transaction(async (tx) => {
+        await tx.preload?.(idsOf(operations))
         const results: OperationResult[] = []
         for (const operation of operations) {
           try {
@@ -34,6 +35,20 @@ export function createWarehouse(backend: WarehouseBackend): Warehouse {
         return results
       }),
   }
+}
+
+/** The entities operations name (a record's id only when it is a string: validation comes later). */
+function idsOf(operations: WarehouseOperation[]): string[] {
+  const ids = new Set<string>()
+  for (const operation of operations) {
+    if (operation.op === 'upsert') {
+      if (typeof operation.record.id === 'string') ids.add(operation.record.id)
+    } else {
+      ids.add(operation.id)
+      if (operation.op === 'merge') ids.add(operation.into)
+    }
+  }
+  return [...ids]
 }
 
 /**
