@@ -72,7 +72,10 @@ function postgres(foldCollation: string): SqlDialect {
     sequence: { dataType: sql`bigint`, define: (column) => column.primaryKey().generatedAlwaysAsIdentity() },
     // A sequence hands out numbers in call order but commits in any order; one writer at a time
     // makes seq order commit order, so a reader never sees seq N + 1 before seq N.
-    beginWrite: [sql`begin`, sql`select pg_advisory_xact_lock(${sql.lit(WRITER_LOCK_KEY)})`],
+    // A plan for each call inside a write: the pool names its reads, and a named statement's generic
+    // plan, made while a table was small, scans it whole once it is large (an import's preload of
+    // 500 ids took 300 to 600 ms at 20,000 rows until autovacuum analyzed the table).
+    beginWrite: [sql`begin`, sql`select pg_advisory_xact_lock(${sql.lit(WRITER_LOCK_KEY)})`, sql`set local plan_cache_mode = force_custom_plan`],
     // Autovacuum analyzes the tables as they change.
     refreshStatistics: { onOpen: [], afterWrite: [] },
     containsFolded: (column, foldedNeedle) =>
