@@ -86,6 +86,12 @@ function warehouseTransaction(connection: Kysely<RegistryDatabase>, dialect: Sql
       }
     },
 
+    async storedRecord(id) {
+      // Only as stored: an entity written earlier in this transaction may differ from its row.
+      const row = stored.get(id)
+      return row === undefined || entityWrites.has(id) ? undefined : (JSON.parse(row.private_snapshot) as Record<string, unknown>)
+    },
+
     async putEntity(entity, privateSnapshot) {
       known.set(entity.id, entity)
       const earlier = entityWrites.get(entity.id)

@@ -20,6 +20,12 @@ export interface WarehouseTransaction {
    * (one query for an import's batch rather than one per line); optional.
    */
   preload?(ids: string[]): Promise<void>
+  /**
+   * The record last written for an entity, without its id (its private snapshot), when the store
+   * has it at hand; optional. An upsert of a record equal to it changes nothing, and skips validation
+   * (the stored one passed it).
+   */
+  storedRecord?(id: string): Promise<Record<string, unknown> | undefined>
 }
 
 /**

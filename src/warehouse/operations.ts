@@ -69,6 +69,8 @@ async function applyOperation(tx: WarehouseTransaction, operation: WarehouseOper
 }
 
 async function upsert(tx: WarehouseTransaction, record: EntityRecord): Promise<ChangeSummary | null> {
+  // Most of a nightly dump: the same record as last time.
+  if (await isStoredRecord(tx, record)) return null
   // Loaded at the first write: its validation (zod) is a quarter of a server's cold start.
   const { normalizeRecord } = await import('./record.js')
   const { id, snapshot, privateSnapshot } = normalizeRecord(record)
@@ -81,6 +83,25 @@ async function upsert(tx: WarehouseTransaction, record: EntityRecord): Promise<C
   if (previous?.state === state && changedKeys.length === 0) return null
   const changeType = state === 'deleted' ? 'delete' : wasCanonical ? 'update' : 'create'
   return recordChange(tx, { entityId: id, changeType, changedKeys, mergedInto: null, snapshot, previousSnapshot })
+}
+
+/** Whether a canonical entity's stored record is `record` exactly (validated when it was stored). */
+async function isStoredRecord(tx: WarehouseTransaction, { id, ...rest }: EntityRecord): Promise<boolean> {
+  if (tx.storedRecord === undefined || typeof id !== 'string') return false
+  if ((await tx.getEntity(id))?.state !== 'canonical') return false
+  const stored = await tx.storedRecord(id)
+  return stored !== undefined && sameJson(rest, stored)
+}
+
+/** Deep equality of JSON values; the order of an object's keys does not matter. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, index) => sameJson(item, b[index]))
+  if (Array.isArray(b)) return false
+  const keys = Object.keys(a)
+  if (keys.length !== Object.keys(b).length) return false
+  return keys.every((key) => Object.hasOwn(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
 }
 
 /** Delete (a tombstone with an empty snapshot) or drain (withdrawn: 404); both read as `delete`. */

@@ -47,6 +47,18 @@ describeEachStore(sqlDialects, 'a batch that touches an entity several times', (
     expect(await feed()).toEqual(['a create A1', 'a update A2', 'b create B', 'b merge B', 'b create B again', 'b delete ', 'b create B'])
   })
 
+  it('takes a record equal to the stored one, keys in any order, as unchanged; any other is validated and applied', async () => {
+    const record = { id: 'e', type: 'person', title: 'E', extra: { list: [1, { deep: 'x' }] } }
+    expect(await apply([{ op: 'upsert', record }])).toEqual(['create'])
+    expect(await apply([{ op: 'upsert', record: { extra: { list: [1, { deep: 'x' }] }, title: 'E', type: 'person', id: 'e' } }])).toEqual([null])
+    // A private value deep inside changed: kept, with no change record.
+    expect(await apply([{ op: 'upsert', record: { ...record, extra: { list: [1, { deep: 'y' }] } } }])).toEqual([null])
+    expect(JSON.parse((await row('e')).private_snapshot).extra).toEqual({ list: [1, { deep: 'y' }] })
+    const [invalid] = await store().warehouse.apply([{ op: 'upsert', record: { ...record, title: 42 } as never }])
+    expect(invalid).toMatchObject({ ok: false, error: { code: 'invalid_record' } })
+    expect(await apply([{ op: 'upsert', record: { ...record, title: 'E2' } }])).toEqual(['update'])
+  })
+
   it('checks a merge against what the batch wrote before it', async () => {
     const results = await store().warehouse.apply([
       { op: 'upsert', record: { id: 'c', type: 'person', title: 'C' } },
