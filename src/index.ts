@@ -5,7 +5,20 @@
 export { createRegistry, type Registry, type RegistryOptions } from './registry.js'
 export type { Answer, RequestView } from './http/answer.js'
 export { renderEntityResource, type ResourceTemplate } from './contract/resource-json.js'
-export { createApiKeyAuthenticator, generateApiKey, hashApiKey, type ApiKeyAuthenticatorOptions } from './auth/api-keys.js'
+export { createApiKeyAuthenticator, type ApiKeyAuthenticator, type ApiKeyAuthenticatorOptions } from './auth/api-keys.js'
+export { generateApiKey, hashApiKey, isWellFormedApiKey } from './auth/key-format.js'
+export {
+  createKeyManager,
+  KeyManagerError,
+  type KeyManager,
+  type KeyManagerOptions,
+  type KeyManagerErrorCode,
+  type ApiKeyInfo,
+  type ApiKeyState,
+  type ApiKeyEvent,
+  type CreateKeyRequest,
+  type OrganizationInfo,
+} from './auth/key-manager.js'
 export { createTokenBucketRateLimiter, type TokenBucketOptions } from './rate-limit/token-bucket.js'
 export { createWarehouse } from './warehouse/operations.js'
 export { createSearch, fuse, SEARCH_LIMIT, type Search, type SearchOptions } from './search/search-service.js'

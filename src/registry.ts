@@ -1,14 +1,15 @@
-import { toResponse, withoutBody, type Answer, type RequestView } from './http/answer.js'
+import { toResponse, withoutBody, type Answer, type ClientInfo, type RequestView } from './http/answer.js'
 import { HttpError } from './http/errors.js'
 import { Links } from './http/links.js'
 import { isAcceptable, isSupportedContentType } from './http/media-type.js'
 import { jsonApiAnswer } from './http/responses.js'
 import { ALLOWED_METHODS, createRouter } from './http/router.js'
-import type { Authenticator } from './ports/auth.js'
+import type { Authenticator, Principal } from './ports/auth.js'
 import type { BlobStore } from './ports/blob-store.js'
 import { isDependencyUnavailable } from './ports/dependency.js'
 import type { EntityStore } from './ports/entity-store.js'
 import type { RateLimitDecision, RateLimiter } from './ports/rate-limiter.js'
+import { createTokenBuckets } from './rate-limit/token-bucket.js'
 import type { Search } from './search/search-service.js'
 import type { RequestRecord, Telemetry } from './ports/telemetry.js'
 
@@ -24,6 +25,18 @@ export interface RegistryOptions {
   search?: Search | PromiseLike<Search | undefined>
   /** Without one, requests are not limited. */
   rateLimit?: RateLimiter
+  /**
+   * What a rate limit counts: each key's requests (`key`, default), or all the requests of an
+   * organization's keys together (`org`; a principal with no organization is counted by its key).
+   */
+  rateLimitScope?: 'key' | 'org'
+  /**
+   * Requests with a missing or wrong key allowed per minute from one client address (default 60; 0
+   * no limit): beyond, every request from that address answers 429 with `Retry-After` until the
+   * allowance refills, before its key is looked at. Kept in the process; counted only where the
+   * adapter knows the address (every adapter but Next.js's, and that one behind `trustProxy`).
+   */
+  authFailureLimit?: number
   /**
    * Where the API is mounted: an absolute URL (`https://api.example.org/registry`), on which links
    * are built whatever the request's origin, or a path (`/api/registry`), which links put after the
@@ -42,12 +55,13 @@ export interface RegistryOptions {
 }
 
 export interface Registry {
-  fetch(request: Request): Promise<Response>
+  /** `client`: what the adapter knows of the connection (its address, for the limit on failed keys). */
+  fetch(request: Request, client?: ClientInfo): Promise<Response>
   /**
    * What `fetch` answers, without Web `Request` and `Response` objects: the Node adapter serves this
    * (on Node they cost more than the rest of a request to the registry).
    */
-  answer(request: RequestView): Promise<Answer>
+  answer(request: RequestView, client?: ClientInfo): Promise<Answer>
 }
 
 const CORS_HEADERS = {
@@ -78,6 +92,10 @@ export function createRegistry(options: RegistryOptions): Registry {
   const changesWindow = options.changesWindow ?? 10_000
   const onError = options.onError ?? ((error) => console.error('entity-registry: unexpected error', error))
   const telemetry = options.telemetry ?? {}
+  const byOrganization = options.rateLimitScope === 'org'
+  const rateLimitKey = (principal: Principal) => (byOrganization && principal.org !== undefined ? `org:${principal.org}` : `key:${principal.id}`)
+  const authFailureLimit = options.authFailureLimit ?? 60
+  const authFailures = authFailureLimit > 0 ? createTokenBuckets({ limit: authFailureLimit }) : undefined
 
   const errorAnswer = (thrown: unknown, request: RequestView, requestId: string): Answer => {
     let error: HttpError
@@ -110,7 +128,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     return route({ request, url, links, head, store: options.store, blobs: options.blobs, search: options.search, changesWindow, trace })
   }
 
-  async function handle(request: RequestView, trace: Trace): Promise<Answer> {
+  async function handle(request: RequestView, address: string | undefined, trace: Trace): Promise<Answer> {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null }
     const url = new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
@@ -119,14 +137,21 @@ export function createRegistry(options: RegistryOptions): Registry {
       const { createOpenApiDocument } = await import('./http/openapi.js')
       return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(createOpenApiDocument(linkBase(url))) }
     }
+    const failures = address === undefined ? undefined : authFailures?.peek(address)
+    if (failures?.allowed === false) {
+      throw new HttpError('rate_limited', `too many requests with a missing or wrong API key from this address; retry after ${failures.retryAfterSeconds} s`, undefined, {
+        'Retry-After': String(failures.retryAfterSeconds),
+      })
+    }
     const principal = await options.auth.authenticate(bearerToken(request), request)
     if (principal === null) {
+      if (address !== undefined) authFailures?.take(address)
       throw new HttpError('unauthorized', 'a valid API key is required: Authorization: Bearer <API_KEY>', undefined, {
         'WWW-Authenticate': 'Bearer',
       })
     }
     trace.principal = principal.id
-    const decision = await options.rateLimit?.take(principal.id)
+    const decision = await options.rateLimit?.take(rateLimitKey(principal))
     let answer: Answer
     if (decision?.counted === false) telemetry.rateLimitBypassed?.()
     if (decision && !decision.allowed) {
@@ -144,12 +169,12 @@ export function createRegistry(options: RegistryOptions): Registry {
     return answer
   }
 
-  async function answer(request: RequestView): Promise<Answer> {
+  async function answer(request: RequestView, client: ClientInfo = {}): Promise<Answer> {
     const started = performance.now()
     telemetry.requestStarted?.()
     const requestId = requestIdOf(request)
     const trace: Trace = { route: null, principal: null, requestId }
-    let answer = await handle(request, trace).catch((thrown: unknown) => errorAnswer(thrown, request, requestId))
+    let answer = await handle(request, client.address, trace).catch((thrown: unknown) => errorAnswer(thrown, request, requestId))
     // CORS on every answer; a HEAD answer keeps GET's headers and drops the body.
     Object.assign(answer.headers, CORS_HEADERS)
     answer.headers['X-Request-Id'] = requestId
@@ -166,7 +191,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     return answer
   }
 
-  return { answer, fetch: async (request) => toResponse(await answer(request)) }
+  return { answer, fetch: async (request, client) => toResponse(await answer(request, client)) }
 }
 
 type RouterContext = Parameters<ReturnType<typeof createRouter>>[0]

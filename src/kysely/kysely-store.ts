@@ -5,6 +5,7 @@ import type { RegistryStore } from '../ports/store.js'
 import { createWarehouse } from '../warehouse/operations.js'
 import { planFilter, windowFor } from './filter-plan.js'
 import { qualifiersToSql } from './gffs-to-sql.js'
+import { createKyselyApiKeyStore } from './kysely-api-key-store.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from './query-shapes.js'
@@ -191,26 +192,7 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
 
     isChangeId: (id) => decodeChangeId(id) !== null,
 
-    async hasKeyHash(hash) {
-      const row = await db.selectFrom('api_keys').select('key_hash').where('key_hash', '=', hash).executeTakeFirst()
-      return row !== undefined
-    },
-
-    async addKeyHash(hash) {
-      await db
-        .insertInto('api_keys')
-        .values({ key_hash: hash, created_at: new Date().toISOString() })
-        .onConflict((conflict) => conflict.column('key_hash').doNothing())
-        .execute()
-    },
-
-    async countKeys() {
-      const { count } = await db
-        .selectFrom('api_keys')
-        .select((eb) => eb.fn.countAll().as('count'))
-        .executeTakeFirstOrThrow()
-      return Number(count)
-    },
+    ...createKyselyApiKeyStore(db),
   }
 }
 

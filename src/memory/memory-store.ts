@@ -5,6 +5,7 @@ import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from
 import type { RegistryStore } from '../ports/store.js'
 import type { NewChange, WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-backend.js'
 import { createWarehouse } from '../warehouse/operations.js'
+import { createMemoryApiKeyStore } from './memory-api-key-store.js'
 
 /**
  * Every store port in memory: for tests, and the reference for a custom store. Lists scan all
@@ -16,7 +17,6 @@ export function createMemoryStore(): RegistryStore {
   const changes: StoredChange[] = []
   /** The snapshot before each change, at the same index; only `scope: 'either'` reads it. */
   const previousSnapshots: PublicSnapshot[] = []
-  const keyHashes = new Set<string>()
   // Serializes write transactions, as the SQL stores do.
   let writeQueue: Promise<unknown> = Promise.resolve()
 
@@ -78,8 +78,6 @@ export function createMemoryStore(): RegistryStore {
 
     close: async () => {},
 
-    hasKeyHash: async (hash) => keyHashes.has(hash),
-    addKeyHash: async (hash) => void keyHashes.add(hash),
-    countKeys: async () => keyHashes.size,
+    ...createMemoryApiKeyStore(),
   }
 }

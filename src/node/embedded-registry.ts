@@ -1,4 +1,5 @@
-import { createApiKeyAuthenticator, generateApiKey, hashApiKey } from '../auth/api-keys.js'
+import { createApiKeyAuthenticator } from '../auth/api-keys.js'
+import { createKeyManager } from '../auth/key-manager.js'
 import { bundledDemoFile, openData, type OpenedData } from './data-dir.js'
 import { openRateLimiter } from './rate-limit.js'
 import { CATCHING_UP } from '../http/search.js'
@@ -17,6 +18,8 @@ import { readLines } from './read-lines.js'
 
 /** How long after opening the search index is opened, unless a search asks for it first. */
 const SEARCH_OPEN_DELAY_MS = 500
+/** Where the key made for a store with none goes, as the keys from before organizations did. */
+const FIRST_KEY_ORGANIZATION = 'default'
 
 export interface EmbeddedRegistryOptions {
   /** The data directory: the SQLite file, rendition blobs and search index live there. */
@@ -35,6 +38,10 @@ export interface EmbeddedRegistryOptions {
   embedder?: string
   /** Requests per minute per key (default 600); 0 turns limiting off. */
   rateLimit?: number
+  /** Count the rate limit by key (default) or by organization (`createRegistry`'s `rateLimitScope`). */
+  rateLimitScope?: 'key' | 'org'
+  /** Requests with a missing or wrong key allowed per minute from one address (default 60; 0 no limit). */
+  authFailureLimit?: number
   /** Keep the rate limit in this Redis, shared by every instance. */
   redis?: string
   /** While Redis is away: let requests through uncounted (`open`, default) or refuse them with 503 (`closed`). */
@@ -87,9 +94,8 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     print(`imported the demo data: ${report.applied} entities`)
   }
   const apiKeys = options.apiKeys ?? []
-  if (apiKeys.length === 0 && (await data.store.countKeys()) === 0) {
-    const key = generateApiKey()
-    await data.store.addKeyHash(await hashApiKey(key))
+  if (apiKeys.length === 0 && (await data.store.countApiKeys()) === 0) {
+    const { key } = await createKeyManager(data.store).createKey({ org: FIRST_KEY_ORGANIZATION, label: 'created by serve' })
     print(`created an API key (shown once, kept only hashed): ${key}`)
   }
   // Opened a moment after the server starts answering, or at the first search if sooner: loading
@@ -138,14 +144,17 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     blobsCheck(data.blobs),
     ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), CATCHING_UP)] : []),
   ])
+  const auth = createApiKeyAuthenticator({ keys: apiKeys, store: data.store, onError: (error) => warn(`API keys: recording when keys were last used failed: ${(error as Error).message}`) })
   const registry = createRegistry({
     store: metrics ? timedStore(data.store, metrics) : data.store,
     ...(metrics || logger ? { telemetry: createTelemetry({ ...(metrics ? { metrics } : {}), ...(logger ? { logger } : {}) }) } : {}),
     ...(logger ? { onError: (error: unknown, _request: unknown, requestId: string) => logger.error({ err: error, requestId }, 'unexpected error, answered 500') } : {}),
     blobs: data.blobs,
     ...(searchOn ? { search } : {}),
-    auth: createApiKeyAuthenticator({ keys: apiKeys, store: data.store }),
+    auth,
     ...(limiter ? { rateLimit: limiter.rateLimit } : {}),
+    ...(options.rateLimitScope ? { rateLimitScope: options.rateLimitScope } : {}),
+    ...(options.authFailureLimit === undefined ? {} : { authFailureLimit: options.authFailureLimit }),
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
   })
   return {
@@ -157,6 +166,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
       clearTimeout(openTimer)
       await (await opening)?.close()
       await limiter?.close()
+      await auth.flush()
       await data.store.close()
     },
   }
