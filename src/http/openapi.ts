@@ -40,7 +40,7 @@ const withRetryAfter = (description: string) => ({ ...error(description), header
 const COMMON_ERRORS = {
   '401': error('Missing or invalid API key (`WWW-Authenticate: Bearer`).'),
   '406': error('Accept allows JSON:API only with media type parameters other than ext and profile.'),
-  '429': withRetryAfter('Rate limit exceeded.'),
+  '429': withRetryAfter("Rate limit exceeded: the key's (or its organization's), or that of requests with a missing or wrong key from this client address."),
   '503': withRetryAfter('A dependency is away: the store (`store_unavailable`) or the rate limiter (`rate_limit_unavailable`).'),
 }
 
