@@ -4,6 +4,7 @@ import { CONTRACT_COLUMNS, FACET_FIELDS, type FacetField } from '../contract/fie
 import { compareCodePoints } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
 import type { FacetCounts, FacetQuery } from '../ports/entity-store.js'
+import { FacetFilterTooBroadError } from '../ports/facet-errors.js'
 import { qualifiersToSql } from './gffs-to-sql.js'
 import type { RegistryDatabase } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
@@ -65,31 +66,45 @@ export function facetCountsMigration(dialect: SqlDialect): RawBuilder<unknown>[]
   ]
 }
 
-/** Whether `facet_counts` can answer these qualifiers: each names a facet field. */
-const onFacetFieldsOnly = (qualifiers: readonly Qualifier[]) => qualifiers.every((qualifier) => (FACET_FIELDS as readonly string[]).includes(qualifier.field))
+const isFacetQualifier = (qualifier: Qualifier) => (FACET_FIELDS as readonly string[]).includes(qualifier.field)
+
+type CountRow = { field: string | null; value: string | null; count: number | string; head: number | string | null }
 
 /**
  * The counts in one statement, so that the total, every field's counts and the feed head are of one
- * snapshot: from `facet_counts` where the filter names facet fields only, else from the entities.
+ * snapshot. A filter on facet fields alone is counted from `facet_counts`. Any other is counted from
+ * the entities it matches, read once; refused (`FacetFilterTooBroadError`) when its facet-field
+ * qualifiers leave more than `scanLimit` entities to read.
  */
-export async function countFacets(db: Kysely<RegistryDatabase>, dialect: SqlDialect, { qualifiers, fields, limit }: FacetQuery): Promise<FacetCounts> {
+export async function countFacets(db: Kysely<RegistryDatabase>, dialect: SqlDialect, { qualifiers, fields, limit }: FacetQuery, scanLimit: number): Promise<FacetCounts> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`a facet limit must be a whole number above 0, not ${limit}`)
-  const kept = onFacetFieldsOnly(qualifiers)
-  const source = kept ? sql`facet_counts` : sql`entities`
-  const where = kept ? qualifiersToSql(qualifiers, dialect) : sql`state = 'canonical' and ${qualifiersToSql(qualifiers, dialect)}`
-  const count = kept ? sql`coalesce(sum(count), 0)` : sql`count(*)`
-  const head = sql`(select max(seq) from changes)`
+  const keptOnly = qualifiers.every(isFacetQualifier)
+  if (!keptOnly) {
+    const candidates = await keptTotal(db, dialect, qualifiers.filter(isFacetQualifier))
+    if (candidates > scanLimit) throw new FacetFilterTooBroadError(candidates, scanLimit)
+  }
+  // From the kept counts, or from the matching entities' facet columns, read once.
+  const source = keptOnly
+    ? sql`(select * from facet_counts where ${qualifiersToSql(qualifiers, dialect)}) as matched`
+    : sql`matched`
+  const count = keptOnly ? sql`coalesce(sum(count), 0)` : sql`count(*)`
   const parts = [
-    sql`select null as field, null as value, ${count} as count, ${head} as head from ${source} where ${where}`,
+    sql`select null as field, null as value, ${count} as count, (select max(seq) from changes) as head from ${source}`,
     ...fields.map((field) => {
       const column = sql.ref(CONTRACT_COLUMNS[field])
       return sql`select * from (
         select ${sql.lit(field)} as field, ${column} as value, ${count} as count, cast(null as bigint) as head
-        from ${source} where ${where} and ${column} is not null
+        from ${source} where ${column} is not null
         group by ${column} having ${count} > 0 order by 3 desc, ${column} limit ${sql.lit(limit)}) as ${sql.ref(`counted_${field}`)}`
     }),
   ]
-  const { rows } = await sql<{ field: string | null; value: string | null; count: number | string; head: number | string | null }>`${sql.join(parts, sql` union all `)}`.execute(db)
+  const union = sql.join(parts, sql` union all `)
+  const statement = keptOnly
+    ? union
+    : sql`with matched as materialized (
+        select ${sql.join(FACET_COLUMNS.map((column) => sql.ref(column)))} from entities where state = 'canonical' and ${qualifiersToSql(qualifiers, dialect)}
+      ) ${union}`
+  const { rows } = await sql<CountRow>`${statement}`.execute(db)
   const facets: FacetCounts['facets'] = Object.fromEntries(fields.map((field) => [field, []]))
   let total = rows[0]!
   for (const row of rows) {
@@ -99,4 +114,10 @@ export async function countFacets(db: Kysely<RegistryDatabase>, dialect: SqlDial
   // SQL promises no order of a union's rows: each field's values are put in order here.
   for (const values of Object.values(facets)) values.sort((a, b) => b.count - a.count || compareCodePoints(a.value, b.value))
   return { total: Number(total.count), facets, feedHead: total.head === null ? null : encodeChangeId(Number(total.head)) }
+}
+
+/** Canonical entities that qualifiers on facet fields match, from the kept counts. */
+async function keptTotal(db: Kysely<RegistryDatabase>, dialect: SqlDialect, qualifiers: readonly Qualifier[]): Promise<number> {
+  const { rows } = await sql<{ total: number | string }>`select coalesce(sum(count), 0) as total from facet_counts where ${qualifiersToSql(qualifiers, dialect)}`.execute(db)
+  return Number(rows[0]!.total)
 }

@@ -21,6 +21,11 @@ export interface StoreTuning {
    * filters). Bounds every request's cost: a sparse filter answers short pages that move past it.
    */
   listWindow?: number
+  /**
+   * Entities a facet count may read for a filter on fields other than the facet fields (default
+   * 100,000): past it, the filter is refused as too broad. Filters on facet fields alone read none.
+   */
+  facetScanLimit?: number
 }
 
 export interface KyselyStoreOptions<DB = unknown> extends StoreTuning {
@@ -191,7 +196,7 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
 
     feedHead: readFeedHead,
 
-    countFacets: (query) => countFacets(db, dialect, query),
+    countFacets: (query) => countFacets(db, dialect, query, options.facetScanLimit ?? 100_000),
 
     isChangeId: (id) => decodeChangeId(id) !== null,
 
