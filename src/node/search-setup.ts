@@ -49,7 +49,7 @@ export async function openSearch(store: EntityStore, uri: string, { print, embed
     ...(print ? { onProgress: progressPrinter(print, started) } : {}),
   })
   return {
-    search: createSearch(store, { index, embedder, lag: () => indexer.buildLag() }),
+    search: createSearch(store, { index, embedder, lag: () => indexer.lag() }),
     indexer,
     async close() {
       await indexer.stop()

@@ -30,9 +30,9 @@ export interface Indexer {
   /** Seconds since the oldest change the index has not applied was recorded; 0 when it is current. */
   lagSeconds(): Promise<number>
   /**
-   * The backlog that makes the index not yet usable: `lag()` until this indexer has first reached the
-   * feed head (a new or rebuilt index), 0 from then on, when a backlog is seconds of staleness that
-   * the next steps apply, not a reason to refuse searches.
+   * The backlog of building: `lag()` until this indexer has first reached the feed head (a new or
+   * rebuilt index), 0 from then on, when a backlog is seconds of staleness that the next steps apply.
+   * Readiness reads it; search answers whatever it is.
    */
   buildLag(): Promise<number>
   /** Empties the index and builds it again from the feed (a changed embedder needs it). */

@@ -21,7 +21,7 @@ export interface Search {
 export interface SearchOptions {
   index: SearchIndex
   embedder: Embedder
-  /** The lag of the index behind the store's feed, from the indexer. */
+  /** How many changes of the store's feed the index has not applied (`indexer.lag`); default 0. */
   lag?: () => Promise<number>
 }
 
