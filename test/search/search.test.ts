@@ -12,7 +12,7 @@ import { createSearch } from '../../src/search/search-service.js'
 import { tokenize } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
-import { measure, RELEVANCE_SET } from './relevance.mjs'
+import { KINDS, measure, RELEVANCE_SET } from './relevance.mjs'
 import { searchIndexKinds } from './each-search-index.js'
 
 const embedder = createWordVectorEmbedder()
@@ -86,11 +86,14 @@ for (const kind of searchIndexKinds) {
 
     it('ranks better fused than by full text alone', async () => {
       const search = createSearch(store, { index, embedder })
-      const bm25 = async (q: string) => index.fullText(parseGffs(q, { allowFreeText: true }).text.map((term) => tokenize(term.text)).filter((t) => t.length > 0), [], 100)
+      const bm25 = async (q: string) => {
+        const { text, qualifiers } = parseGffs(q, { allowFreeText: true })
+        return index.fullText(text.map((term) => tokenize(term.text)).filter((t) => t.length > 0), qualifiers, 100)
+      }
       const hybrid = await measure(RELEVANCE_SET, async (q) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id))
       const textOnly = await measure(RELEVANCE_SET, bm25)
-      expect(hybrid.mrr).toBeGreaterThan(textOnly.mrr)
-      expect(hybrid.ndcg10).toBeGreaterThan(textOnly.ndcg10)
+      expect(hybrid.mrr!).toBeGreaterThan(textOnly.mrr!)
+      expect(hybrid.ndcg10!).toBeGreaterThan(textOnly.ndcg10!)
     })
 
     it('follows the feed: a renamed bill is found by its new name, deleted and merged entities are gone', async () => {
@@ -147,6 +150,25 @@ describe('search indexes agree', () => {
       for (const found of others) expect(found.toSorted(), q).toEqual(reference!.toSorted())
     }
     for (const { dispose } of opened) await dispose()
+  })
+})
+
+describe('the relevance set', () => {
+  it('holds graded queries of every kind about entities of the demo data, and its held-back queries share no token with their targets', () => {
+    const demo = new Map(DEMO_RECORDS.map((record) => [record.id, record]))
+    expect(RELEVANCE_SET.length).toBeGreaterThanOrEqual(80)
+    for (const kind of KINDS) expect(RELEVANCE_SET.filter((query) => query.kind === kind).length, kind).toBeGreaterThanOrEqual(10)
+    for (const query of RELEVANCE_SET) {
+      expect(Object.keys(query.relevant).length === 0, query.q).toBe(query.kind === 'none')
+      for (const [id, grade] of Object.entries(query.relevant)) expect([demo.has(id), grade], `${query.q}: ${id}`).toEqual([true, expect.toBeOneOf([1, 2])])
+      if (!query.heldBack) continue
+      const asked = tokenize(query.q)
+      for (const id of Object.keys(query.relevant)) {
+        const record = demo.get(id)!
+        const indexed = tokenize([record.title, record.name, record.localIdentifier].filter(Boolean).join(' '))
+        expect(asked.filter((token) => indexed.includes(token)), `${query.q}: ${id}`).toEqual([])
+      }
+    }
   })
 })
 
