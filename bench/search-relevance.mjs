@@ -14,7 +14,7 @@ import { createIndexer, createSearch, matchesQualifiers, parseGffs } from '../di
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { createMemoryBlobStore, createMemorySearchIndex, createMemoryStore } from '../dist/memory/index.js'
-import { importNdjson } from '../dist/node/index.js'
+import { importNdjson, loadNicknames } from '../dist/node/index.js'
 import { judge, KINDS, measureByKind, RELEVANCE_SET as queries } from '../test/search/relevance.mjs'
 import { machine } from './lib.mjs'
 
@@ -38,9 +38,10 @@ started = performance.now()
 for (let round = 0; round < 200; round++) await embedder.embed(texts)
 const perSecond = (200 * texts.length) / ((performance.now() - started) / 1000)
 
+const nicknames = await loadNicknames()
 async function entityRegistry(index) {
   await createIndexer({ store, index, embedder }).catchUp()
-  const search = createSearch(store, { index, embedder })
+  const search = createSearch(store, { index, embedder, nicknames })
   return async (q) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id)
 }
 

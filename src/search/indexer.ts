@@ -3,7 +3,7 @@ import { decodeChangeId } from '../contract/change-id.js'
 import type { Embedder } from '../ports/embedder.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import type { IndexedEntity, SearchIndex } from '../ports/search-index.js'
-import { embeddedTextOf, fullTextOf, tokenize } from './text.js'
+import { embeddedTextOf, fullTextOf, namesOf, tokenize } from './text.js'
 
 export interface IndexerOptions {
   store: EntityStore
@@ -79,7 +79,7 @@ export function createIndexer({ store, index, embedder, batchSize = 500, optimiz
     const vectors = upserts.length === 0 ? [] : await embedder.embed(upserts.map((change) => embeddedTextOf(change.snapshot)))
     const entities = upserts.map((change, position): IndexedEntity => {
       const { texts: _texts, ...fields } = change.snapshot
-      return { id: change.entityId, fields, tokens: tokenize(fullTextOf(change.snapshot)), vector: vectors[position]! }
+      return { id: change.entityId, fields, tokens: tokenize(fullTextOf(change.snapshot)), names: namesOf(change.snapshot), vector: vectors[position]! }
     })
     await index.apply({ upserts: entities, removals, state: { cursor: page.cursor, embedderId: embedder.id } })
     sinceOptimize += page.changes.length

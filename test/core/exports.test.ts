@@ -25,6 +25,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
     'isDependencyUnavailable',
     'matchesQualifiers',
     'parseGffs',
+    'parseNicknames',
     'renderEntityResource',
     'tokenize',
   ])
@@ -36,6 +37,7 @@ it('entity-registry/node exports the Node adapter, the file blob store, the NDJS
     'answerConnect',
     'createFileBlobStore',
     'importNdjson',
+    'loadNicknames',
     'openEmbeddedRegistry',
     'parseOperation',
     'serve',

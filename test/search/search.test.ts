@@ -5,17 +5,21 @@ import { parseGffs } from '../../src/gffs/parse.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { Embedder } from '../../src/ports/embedder.js'
-import type { SearchIndex } from '../../src/ports/search-index.js'
+import type { ScoredHit, SearchIndex, TextQuery } from '../../src/ports/search-index.js'
 import type { RegistryStore } from '../../src/ports/store.js'
 import { createIndexer, type Indexer } from '../../src/search/indexer.js'
-import { createSearch } from '../../src/search/search-service.js'
+import { createSearch, textQueryOf } from '../../src/search/search-service.js'
+import { loadNicknames } from '../../src/node/nicknames.js'
 import { tokenize } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
-import { KINDS, measure, RELEVANCE_SET } from './relevance.mjs'
+import { KINDS, measure, measureByKind, RELEVANCE_SET } from './relevance.mjs'
 import { searchIndexKinds } from './each-search-index.js'
 
 const embedder = createWordVectorEmbedder()
+const nicknames = await loadNicknames()
+const idsOf = (hits: ScoredHit[]) => hits.map((hit) => hit.id)
+const phrase = (text: string): TextQuery => ({ words: [], phrases: [tokenize(text)] })
 
 for (const kind of searchIndexKinds) {
   describe(`search [${kind.name}]`, () => {
@@ -35,7 +39,7 @@ for (const kind of searchIndexKinds) {
       ;({ index, dispose } = await kind.open(embedder.dimensions))
       indexer = createIndexer({ store, index, embedder })
       expect(await indexer.catchUp()).toBe(DEMO_RECORDS.length)
-      get = testRegistry(store, { search: createSearch(store, { index, embedder, lag: () => indexer.lag() }) }).get
+      get = testRegistry(store, { search: createSearch(store, { index, embedder, lag: () => indexer.lag(), nicknames }) }).get
     })
     afterAll(async () => {
       await dispose()
@@ -71,10 +75,31 @@ for (const kind of searchIndexKinds) {
       expect(contains.sort()).toEqual(['cmtehsag', 'cmtessaf'])
     })
 
+    it('finds names as people type them first: nicknames, typos, prefixes', async () => {
+      expect((await ids('Joe Biden'))[0]).toBe('b000444')
+      expect((await ids('Bernie Sanders'))[0]).toBe('s000033')
+      expect((await ids('Abraham Lincon'))[0]).toBe('l000313')
+      expect((await ids('Gillibrnd'))[0]).toBe('g000555')
+      expect((await ids('Klobu'))[0]).toBe('k000367')
+      // An identifier typed as it is written.
+      expect((await ids('K000367'))[0]).toBe('k000367')
+    })
+
+    it('ranks by any of the words, the more matched the higher, and says little or nothing when nothing matches', async () => {
+      const found = await ids('senate agriculture forestry')
+      expect(found[0]).toBe('cmtessaf')
+      // The House's committee matches one of the words: ranked, not filtered out.
+      expect(found).toContain('cmtehsag')
+      expect(await ids('Napoleon Bonaparte')).toEqual([])
+      expect(await ids('Winston Churchill')).toEqual([])
+      // A name matched whole comes before the semantic side's neighbours (all Presidents embed alike).
+      expect((await ids('Roosevelt')).slice(0, 2).sort()).toEqual(['gt412364', 'r000429'])
+    })
+
     it('matches a phrase only where its words stand in a row', async () => {
       expect((await ids('"ways and means"'))[0]).toBe('cmtehswm')
-      expect(await index.fullText([tokenize('ways and means')], [], 10)).toEqual(['cmtehswm'])
-      expect(await index.fullText([tokenize('means and ways')], [], 10)).toEqual([])
+      expect(idsOf(await index.fullText(phrase('ways and means'), [], 10))).toEqual(['cmtehswm'])
+      expect(await index.fullText(phrase('means and ways'), [], 10)).toEqual([])
     })
 
     it('finds entities from queries that share no word with them (the held-back set)', async () => {
@@ -84,11 +109,19 @@ for (const kind of searchIndexKinds) {
       expect(quality.top5).toBeGreaterThanOrEqual(Math.ceil(heldBack.length / 2))
     })
 
+    it('meets the relevance goals of each kind of query on the relevance set', async () => {
+      const quality = await measureByKind(RELEVANCE_SET, ids)
+      expect(quality.all.ndcg10).toBeGreaterThanOrEqual(0.85)
+      expect(quality.exact.ndcg10).toBeGreaterThanOrEqual(0.95)
+      expect(quality.names.ndcg10).toBeGreaterThanOrEqual(0.9)
+      expect(quality.none.results).toBeLessThanOrEqual(10)
+    })
+
     it('ranks better fused than by full text alone', async () => {
-      const search = createSearch(store, { index, embedder })
+      const search = createSearch(store, { index, embedder, nicknames })
       const bm25 = async (q: string) => {
         const { text, qualifiers } = parseGffs(q, { allowFreeText: true })
-        return index.fullText(text.map((term) => tokenize(term.text)).filter((t) => t.length > 0), qualifiers, 100)
+        return idsOf(await index.fullText(textQueryOf(text, new Map()), qualifiers, 100))
       }
       const hybrid = await measure(RELEVANCE_SET, async (q) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id))
       const textOnly = await measure(RELEVANCE_SET, bm25)
@@ -103,12 +136,12 @@ for (const kind of searchIndexKinds) {
       await store.warehouse.upsert({ id: 'zz2', type: 'person', name: 'Wombat Other' })
       await indexer.catchUp()
       expect((await ids('quokka habitat'))[0]).toBe('hr547113')
-      expect(await index.fullText([['quokka']], [], 10)).toEqual(['hr547113'])
+      expect(idsOf(await index.fullText(textQueryOf(parseGffs('quokka', { allowFreeText: true }).text, new Map()), [], 10))).toEqual(['hr547113'])
       await store.warehouse.merge('zz2', 'zz1')
       await store.warehouse.delete('hr547113')
       await indexer.catchUp()
       expect(await ids('quokka')).not.toContain('hr547113')
-      expect(await index.fullText([['quokka']], [], 10)).toEqual([])
+      expect(await index.fullText(textQueryOf(parseGffs('quokka', { allowFreeText: true }).text, new Map()), [], 10)).toEqual([])
       const wombats = await ids('wombat')
       expect(wombats[0]).toBe('zz1')
       expect(wombats).not.toContain('zz2')
@@ -144,8 +177,8 @@ describe('search indexes agree', () => {
     const queries = ['house committee', 'committee committee house', 'committee "ways and means"', 'senate "ways and means"', 'act tax relief', 'committee type:committee title:~agri', 'senator -jurisdiction:US-WA']
     for (const q of queries) {
       const query = parseGffs(q, { allowFreeText: true })
-      const terms = query.text.map((term) => tokenize(term.text))
-      const [reference, ...others] = await Promise.all(opened.map(({ index }) => index.fullText(terms, query.qualifiers, 1000)))
+      const text = textQueryOf(query.text, new Map())
+      const [reference, ...others] = await Promise.all(opened.map(async ({ index }) => idsOf(await index.fullText(text, query.qualifiers, 1000))))
       expect(reference!.length, q).toBeLessThan(1000) // all that match, so that no tie is cut off
       for (const found of others) expect(found.toSorted(), q).toEqual(reference!.toSorted())
     }
