@@ -1,7 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { searchDocumentSchema } from '../../src/contract/schemas.js'
 import { createWordVectorEmbedder } from '../../src/embedders/index.js'
 import { parseGffs } from '../../src/gffs/parse.js'
+import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { Embedder } from '../../src/ports/embedder.js'
@@ -183,6 +187,27 @@ describe('search indexes agree', () => {
       for (const found of others) expect(found.toSorted(), q).toEqual(reference!.toSorted())
     }
     for (const { dispose } of opened) await dispose()
+  })
+})
+
+describe('a LanceDB index written by an earlier version', () => {
+  it('is emptied when opened, and its indexer rebuilds it from the feed with the name columns', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'er-lancedb-old-'))
+    const lancedb = await import('@lancedb/lancedb')
+    const db = await lancedb.connect(directory)
+    // The columns of the version before name words: no names, no name_trigrams.
+    await db.createTable('entities', [{ id: 'k000367', type: 'person', tokens: 'amy klobuchar', vector: Array.from({ length: embedder.dimensions }, () => 0.1) }])
+    await db.createTable('state', [{ key: 'cursor', value: 'echg_old' }, { key: 'embedder', value: embedder.id }])
+    db.close()
+    const store = createMemoryStore()
+    await importDemo(store.warehouse)
+    const index = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    expect(await index.state()).toEqual({ cursor: null, embedderId: null })
+    await createIndexer({ store, index, embedder }).catchUp()
+    const search = createSearch(store, { index, embedder, nicknames })
+    expect((await search.search(parseGffs('Klobu', { allowFreeText: true }))).map((entity) => entity.id)).toEqual(['k000367'])
+    await index.close()
+    await rm(directory, { recursive: true, force: true })
   })
 })
 
