@@ -158,6 +158,14 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
 
     async fullText(query, qualifiers, limit) {
       if ((await entities.countRows()) === 0) return []
+      // Every word as typed: they all matched, with no need to read the rows' text.
+      if (query.words.length > 0) {
+        const rows = await hitsOf(entities.query().fullTextSearch(allWordsQueryOf(lancedb, query)), '_score', qualifiers, limit)
+        // Common words: when `limit` rows hold every word, they are the answer (search puts what
+        // matched every word first), and ranking any of the words over every row that holds one would
+        // score a large share of them (1M rows, two words under a prefilter: 6 ms against 17 and more).
+        if (rows.length === limit) return rows.map((row): TextHit => ({ id: row.id as string, score: row._score as number, matched: query.words.length }))
+      }
       // The hits' text is read too, to tell how many of the words each matched (LanceDB does not say).
       const rows = await hitsOf(entities.query().fullTextSearch(fullTextQueryOf(lancedb, query)), '_score', qualifiers, limit, ['tokens', NAMES])
       const hits = rows.map((row): TextHit => {
@@ -166,8 +174,8 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
         const trigrams = new Set(trigramsOf(names.join(' ')))
         return { id: row.id as string, score: row._score as number, matched: query.words.filter((word) => matchesWord(word, tokens, names, trigrams)).length }
       })
-      // A trigram clause matches on any of its trigrams (its And operator is not applied to n-grams):
-      // a row that matched nothing else holds some trigrams of a name, not the name.
+      // The trigram clause matches on any trigram: a row that matched nothing else holds some
+      // trigrams of a name, not the name.
       return query.phrases.length > 0 ? hits : hits.filter((hit) => hit.matched > 0)
     },
 
@@ -197,24 +205,37 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
 }
 
 /**
- * Any word may match, the more the better: each word exactly, and within its typo allowance (which
- * matches it exactly too, so an exact match scores both); its name forms whole, and by all their
- * trigrams. Phrases must match. Weights as the memory index's (`MATCH_WEIGHTS`).
+ * Any word may match, the more the better: the words exactly, and within their typo allowance
+ * (which matches them exactly too, so an exact match scores both); their name forms whole, and by
+ * trigrams. Phrases must match. Weights as the memory index's (`MATCH_WEIGHTS`). One clause a kind
+ * of match, each over all the words (a clause a word cost twice as much at 1M rows), and the fuzzy
+ * words grouped by their allowance.
  */
 function fullTextQueryOf(lancedb: typeof import('@lancedb/lancedb'), { words, phrases }: TextQuery): FullTextQuery {
   const { Must, Should } = lancedb.Occur
   const clauses: [Occur, FullTextQuery][] = []
-  for (const { token, names } of words) {
-    clauses.push([Should, new lancedb.MatchQuery(token, 'tokens', { boost: MATCH_WEIGHTS.word })])
-    const allowance = typoAllowance(token)
-    if (allowance > 0) clauses.push([Should, new lancedb.MatchQuery(token, 'tokens', { fuzziness: allowance, boost: MATCH_WEIGHTS.nearWord })])
-    for (const name of names) {
-      clauses.push([Should, new lancedb.MatchQuery(name, NAMES, { boost: MATCH_WEIGHTS.name })])
-      if (name.length >= 3) clauses.push([Should, new lancedb.MatchQuery(name, NAME_TRIGRAMS, { boost: MATCH_WEIGHTS.nameTrigram, operator: lancedb.Operator.And })])
-    }
+  const match = (terms: string[], column: string, options: { boost: number; fuzziness?: number }) => {
+    if (terms.length > 0) clauses.push([Should, new lancedb.MatchQuery([...new Set(terms)].join(' '), column, options)])
   }
+  match(words.map((word) => word.token), 'tokens', { boost: MATCH_WEIGHTS.word })
+  for (const fuzziness of [1, 2]) {
+    match(words.map((word) => word.token).filter((token) => typoAllowance(token) === fuzziness), 'tokens', { boost: MATCH_WEIGHTS.nearWord, fuzziness })
+  }
+  const names = words.flatMap((word) => word.names)
+  match(names, NAMES, { boost: MATCH_WEIGHTS.name })
+  // Any trigram matches (the n-gram clause does not apply And): `fullText` keeps the rows that hold a word.
+  match(names.filter((name) => name.length >= 3), NAME_TRIGRAMS, { boost: MATCH_WEIGHTS.nameTrigram })
   for (const phrase of phrases) clauses.push([Must, new lancedb.PhraseQuery(phrase.join(' '), 'tokens')])
   return new lancedb.BooleanQuery(clauses)
+}
+
+/** Every word as typed and every phrase: one AND match for the words, the phrases beside it. */
+function allWordsQueryOf(lancedb: typeof import('@lancedb/lancedb'), { words, phrases }: TextQuery): FullTextQuery {
+  const { Must } = lancedb.Occur
+  return new lancedb.BooleanQuery([
+    [Must, new lancedb.MatchQuery([...new Set(words.map((word) => word.token))].join(' '), 'tokens', { operator: lancedb.Operator.And })],
+    ...phrases.map((phrase): [Occur, FullTextQuery] => [Must, new lancedb.PhraseQuery(phrase.join(' '), 'tokens')]),
+  ])
 }
 
 function rowOf(entity: IndexedEntity): Record<string, unknown> {

@@ -94,6 +94,9 @@ for (const kind of searchIndexKinds) {
       expect(found[0]).toBe('cmtessaf')
       // The House's committee matches one of the words: ranked, not filtered out.
       expect(found).toContain('cmtehsag')
+      // Where more entities hold every word than are asked for, those come (LanceDB asks for them alone).
+      const houseCommittees = await index.fullText(textQueryOf(parseGffs('house committee', { allowFreeText: true }).text, nicknames), [], 5)
+      expect(houseCommittees.map((hit) => hit.matched)).toEqual([2, 2, 2, 2, 2])
       expect(await ids('Napoleon Bonaparte')).toEqual([])
       expect((await ids('Winston Churchill')).length).toBeLessThanOrEqual(3)
       // A name matched whole comes before the semantic side's neighbours (all Presidents embed alike).
