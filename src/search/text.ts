@@ -54,10 +54,11 @@ export function namesOf(snapshot: PublicSnapshot): string[] {
 /**
  * Edits a typed word may be from an indexed one and still match it, by its length (as Elasticsearch's
  * AUTO, one letter longer each step: short words have too many neighbours): 0 up to 4 letters, 1 up
- * to 7, 2 from 8.
+ * to 7, 2 up to 32. None beyond: no one types such words, and LanceDB's automaton for 2 edits
+ * exceeds its size limit from about 50 letters (the search failed).
  */
 export function typoAllowance(word: string): 0 | 1 | 2 {
-  return word.length <= 4 ? 0 : word.length <= 7 ? 1 : 2
+  return word.length <= 4 || word.length > 32 ? 0 : word.length <= 7 ? 1 : 2
 }
 
 /**

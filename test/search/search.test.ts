@@ -103,6 +103,12 @@ for (const kind of searchIndexKinds) {
       expect((await ids('Roosevelt')).slice(0, 2).sort()).toEqual(['gt412364', 'r000429'])
     })
 
+    it('answers a word longer than anyone types (no typo allowance for it)', async () => {
+      const long = 'x'.repeat(300)
+      expect(await ids(long)).toEqual([])
+      expect(await ids(`senate ${long}`)).toContain('cmtessaf')
+    })
+
     it('matches a phrase only where its words stand in a row', async () => {
       expect((await ids('"ways and means"'))[0]).toBe('cmtehswm')
       expect(idsOf(await index.fullText(phrase('ways and means'), [], 10))).toEqual(['cmtehswm'])
