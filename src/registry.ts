@@ -19,8 +19,9 @@ export interface RegistryOptions {
   /** Rendition bytes; without it every download is 404. */
   blobs?: BlobStore
   /**
-   * Search (`createSearch`); without it `/v1/search` answers 500 search_failed. A promise (an index
-   * still opening) holds up search requests only, until it settles.
+   * Search (`createSearch`); without it `/v1/search` answers 404 search_disabled. A promise (an index
+   * still opening) holds up search requests only, until it settles; one that gives none (the index
+   * could not be opened) makes them 500 search_failed.
    */
   search?: Search | PromiseLike<Search | undefined>
   /** Without one, requests are not limited. */
@@ -69,7 +70,7 @@ const CORS_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers':
-    'Content-Language, Content-Disposition, Content-Location, Content-Range, ETag, Link, Retry-After, RateLimit, RateLimit-Policy, Change-Feed-Head, X-Request-Id',
+    'Content-Language, Content-Disposition, Content-Location, Content-Range, ETag, Link, Retry-After, RateLimit, RateLimit-Policy, Change-Feed-Head, Search-Index-Lag, X-Request-Id',
 }
 
 const PREFLIGHT_HEADERS = {

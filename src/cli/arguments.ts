@@ -28,8 +28,9 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
   -h, --help        this help`
 
 const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory or a URI such as s3://bucket/path
-                    (default DIR/search of --data)
-  --embedder NAME   words (default: the bundled word vectors) or transformers:DIR (a transformers.js
+                    (default DIR/search of --data)`
+
+const EMBEDDER_HELP = `  --embedder NAME   words (default: the bundled word vectors) or transformers:DIR (a transformers.js
                     model in DIR; install @huggingface/transformers). Another embedder than the
                     index was built with needs "reindex --embedder NAME" first.`
 
@@ -83,7 +84,9 @@ ${DATA_HELP}
   --shutdown-timeout S
                     on SIGTERM or SIGINT, how long requests in flight may take to finish (default 10)
 ${SEARCH_HELP}
-                    The index follows the change feed in the background. "none": no search.`,
+                    The index follows the change feed in the background. "none": search switched
+                    off (/v1/search answers 404 search_disabled).
+${EMBEDDER_HELP}`,
   reindex: `Usage: entity-registry reindex [options]
 
 Rebuilds the search index from the store's change feed, showing progress and rate (needed after a
@@ -91,7 +94,8 @@ change of embedder). Stop the server that keeps the same index first: one writer
 
 Options:
 ${DATA_HELP}
-${SEARCH_HELP}`,
+${SEARCH_HELP}
+${EMBEDDER_HELP}`,
   import: `Usage: entity-registry import FILE.ndjson [options]
 
 Applies an NDJSON file: each line an entity record, or {"op":"delete"|"drain","id"} or
@@ -219,7 +223,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
         command,
         data: {
           ...dataOptions(values),
-          ...(values.search === undefined ? {} : { search: values.search }),
+          ...(values.search === undefined ? {} : { search: indexToRebuild(values.search) }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
         },
       }
@@ -342,6 +346,12 @@ function database(value: string): string {
     throw new UsageError(`--database: ${scheme} is not supported; use a SQLite file path, postgres://… or pglite:DIR`)
   }
   return value
+}
+
+/** `none` switches search off when serving; there is then nothing to rebuild. */
+function indexToRebuild(value: string): string {
+  if (value !== 'none') return value
+  throw new UsageError('reindex needs a search index: --search takes a directory or a LanceDB URI, not "none"')
 }
 
 function embedder(value: string): string {

@@ -14,8 +14,8 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'range_not_satisfiable'
   | 'rate_limited'
+  | 'search_disabled'
   | 'search_failed'
-  | 'search_unavailable'
   | 'store_unavailable'
   | 'blobs_unavailable'
   | 'rate_limit_unavailable'
@@ -37,8 +37,8 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   unsupported_media_type: [415, 'Unsupported media type'],
   range_not_satisfiable: [416, 'Range not satisfiable'],
   rate_limited: [429, 'Too many requests'],
+  search_disabled: [404, 'Search disabled'],
   search_failed: [500, 'Search failed'],
-  search_unavailable: [503, 'Search unavailable'],
   store_unavailable: [503, 'Store unavailable'],
   blobs_unavailable: [503, 'Renditions unavailable'],
   rate_limit_unavailable: [503, 'Rate limiter unavailable'],

@@ -11,6 +11,7 @@ import {
 } from '../contract/schemas.js'
 import { FACET_FIELDS } from '../contract/fields.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
+import { SEARCH_INDEX_LAG_HEADER } from './search.js'
 
 /** The schemas the document names, by component name. */
 const COMPONENTS = {
@@ -32,6 +33,12 @@ const error = (description: string) => ({ description, ...jsonApi('ErrorDocument
 const header = (description: string, required = false) => ({ description, required, schema: { type: 'string' } })
 
 const FEED_HEAD = { 'Change-Feed-Head': header('The newest change visible when the request was served (`echg_...`; absent while the feed is empty).') }
+const SEARCH_INDEX_LAG = {
+  [SEARCH_INDEX_LAG_HEADER]: header(
+    'Changes of the feed the search index had not applied yet (0: current). Search answers while the index catches up; every result is checked against the store, so a lag can only leave out a recent change, never return a deleted or merged entity.',
+    true,
+  ),
+}
 const PAGE_HEADERS = { ...FEED_HEAD, Link: header('RFC 8288 `<...>; rel="next"`: the same address as `links.next`.') }
 const RATE_LIMIT_HEADERS = {
   RateLimit: header('IETF draft-ietf-httpapi-ratelimit-headers: `"default";r=REMAINING;t=SECONDS` (when a rate limit is configured).'),
@@ -148,11 +155,11 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
           summary: 'Up to 100 entities: qualifiers filter, words and phrases rank (full text and semantic, fused)',
           parameters: [query('q', 'GFFS: qualifiers, words, "phrases", -exclusions.', { type: 'string', maxLength: 1000 }, true)],
           responses: {
-            '200': { description: 'The ranked entities.', headers: { ...FEED_HEAD, ...RATE_LIMIT_HEADERS }, ...jsonApi('SearchDocument') },
+            '200': { description: 'The ranked entities.', headers: { ...FEED_HEAD, ...SEARCH_INDEX_LAG, ...RATE_LIMIT_HEADERS }, ...jsonApi('SearchDocument') },
             '400': error('Missing or invalid q.'),
+            '404': error('Search is switched off on this server (`search_disabled`).'),
             '500': error('Search failed (`search_failed`).'),
             ...COMMON_ERRORS,
-            '503': withRetryAfter('The search index is being built (`search_unavailable`), or a dependency is away (`store_unavailable`, `rate_limit_unavailable`).'),
           },
         },
       },

@@ -2,12 +2,11 @@ import { createApiKeyAuthenticator } from '../auth/api-keys.js'
 import { createKeyManager } from '../auth/key-manager.js'
 import { bundledDemoFile, openData, type OpenedData } from './data-dir.js'
 import { openRateLimiter } from './rate-limit.js'
-import { CATCHING_UP } from '../http/search.js'
 import { createRegistry, type Registry } from '../registry.js'
 import { createAdminHandler, type AdminHandler } from '../telemetry/admin-handler.js'
 import type { Logger } from '../telemetry/logger.js'
 import { createMetrics, type Metrics } from '../telemetry/metrics.js'
-import { blobsCheck, createReadiness, searchCheck, storeCheck } from '../telemetry/readiness.js'
+import { blobsCheck, createReadiness, SEARCH_BUILT_WITHIN, searchCheck, storeCheck } from '../telemetry/readiness.js'
 import { createTelemetry } from '../telemetry/telemetry.js'
 import { timedStore } from '../telemetry/timed-store.js'
 import { decodeChangeId } from '../contract/change-id.js'
@@ -101,7 +100,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   // Opened a moment after the server starts answering, or at the first search if sooner: loading
   // LanceDB blocks the process for 50 to 300 ms, which the first requests (on a serverless cold
   // start, the only one) should not wait for. The index then follows the feed in the background;
-  // until it has caught up, search answers 503.
+  // search answers from it as it stands, with the lag in a header.
   let opening: Promise<SearchSetup | undefined> | undefined
   const openSearchOnce = () =>
     (opening ??= import('./search-setup.js')
@@ -110,8 +109,8 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
       )
       .then(async (search) => {
         // A short backlog is applied before the index answers (the first search would miss it);
-        // over a long one (an index being built) search answers 503 until it has caught up.
-        if ((await search.indexer.lag()) <= CATCHING_UP) await search.indexer.catchUp().catch(() => undefined)
+        // over a long one (an index being built) search answers from what is indexed so far.
+        if ((await search.indexer.lag()) <= SEARCH_BUILT_WITHIN) await search.indexer.catchUp().catch(() => undefined)
         search.indexer.start()
         return search
       })
@@ -142,7 +141,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const readiness = createReadiness([
     storeCheck(data.store),
     blobsCheck(data.blobs),
-    ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), CATCHING_UP)] : []),
+    ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), SEARCH_BUILT_WITHIN)] : []),
   ])
   const auth = createApiKeyAuthenticator({ keys: apiKeys, store: data.store, onError: (error) => warn(`API keys: recording when keys were last used failed: ${(error as Error).message}`) })
   const registry = createRegistry({

@@ -205,13 +205,14 @@ export const httpConformanceCases: readonly ConformanceCase[] = [
     },
   },
   {
-    name: 'searches, or says search is not ready with 503',
+    name: 'searches, or says search is switched off with 404',
     async run(target) {
       const response = await get(target, '/v1/search?q=senator%20arkansas')
-      if (response.status === 503) {
-        await readError(target, response, 503, 'search_unavailable')
+      if (response.status === 404) {
+        await readError(target, response, 404, 'search_disabled')
         return
       }
+      assert.match(response.headers.get('search-index-lag') ?? '', /^\d+$/, 'Search-Index-Lag: the changes the index has not applied')
       const document = await readDocument(target, response, 200, searchDocumentSchema)
       assert.ok(document.data.length > 0)
       assertUnder(target, document.links.self, 'links.self')

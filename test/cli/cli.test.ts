@@ -236,6 +236,11 @@ describe('entity-registry CLI', () => {
       expect(run([command, '-h']).out).toBe(help.out)
       for (const option of options) expect(help.out, `${command} --help names ${option}`).toContain(`  ${option} `)
     }
+    // "none" belongs to --search (serve only); --embedder refuses it.
+    const searchOption = /\n {2}--search [\s\S]*?(?=\n {2}-)/
+    expect(searchOption.exec(run(['help', 'serve']).out)![0]).toContain('"none": search switched')
+    expect(/\n {2}--embedder [\s\S]*?(?=\n {2}-|$)/.exec(run(['help', 'serve']).out)![0]).not.toContain('none')
+    expect(searchOption.exec(run(['help', 'reindex']).out)![0]).not.toContain('none')
     const version = run(['--version'])
     expect([version.code, version.out]).toEqual([0, `${packageJson.version}\n`])
   })
@@ -270,6 +275,7 @@ describe('entity-registry CLI', () => {
       [['keys', 'create', '--org', 'acme', '--database', 'sqlite:registry.db'], '--database: sqlite: is not supported'],
       [['serve', '--blobs', 'gs://bucket/renditions'], '--blobs: gs: is not supported'],
       [['reindex', '--embedder', 'bert'], '--embedder takes words or transformers:DIR, not "bert"'],
+      [['reindex', '--search', 'none'], 'reindex needs a search index: --search takes a directory or a LanceDB URI, not "none"'],
       [['import', 'a.ndjson', '--blobs', ''], '--blobs needs a directory or s3://bucket/prefix'],
       [['import'], 'import needs the NDJSON file'],
       [['import', 'a.ndjson', 'b.ndjson'], 'import takes one file, not also "b.ndjson"'],

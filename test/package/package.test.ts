@@ -48,9 +48,9 @@ describe('the published package', () => {
     if (server?.pid !== undefined) process.kill(-server.pid, 'SIGTERM')
   })
 
-  it('holds the built code, the word vectors, the demo data and the docs, and no sources or tests', () => {
+  it('holds the built code, the word vectors, the nickname list with its license, the demo data and the docs, and no sources or tests', () => {
     const files: string[] = JSON.parse(readFileSync(join(work, 'files.json'), 'utf8'))
-    for (const expected of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/openapi.json', 'assets/word-vectors.bin', 'demo/entities.jsonl', 'docs/registry-interface-v1.md', 'LICENSE', 'README.md']) {
+    for (const expected of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/openapi.json', 'assets/word-vectors.bin', 'assets/nicknames/names.csv', 'assets/nicknames/LICENSE', 'assets/nicknames/SOURCE.md', 'demo/entities.jsonl', 'docs/registry-interface-v1.md', 'LICENSE', 'README.md']) {
       expect(files, expected).toContain(expected)
     }
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([])
