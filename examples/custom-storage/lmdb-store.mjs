@@ -3,7 +3,7 @@
 // (src/memory/memory-store.ts), with its maps and arrays replaced by LMDB sub-databases.
 // `createWarehouse(backend)` supplies every write rule (upserts, tombstones, merges, drains); the
 // store only offers a transaction that reads entities and buffers writes, and the read side.
-import { createWarehouse, decodeChangeId, encodeChangeId, matchesQualifiers } from 'entity-registry'
+import { createWarehouse, decodeChangeId, encodeChangeId, matchesQualifiers, tallyFacets } from 'entity-registry'
 import { open } from 'lmdb'
 
 /**
@@ -147,6 +147,18 @@ export function createLmdbStore({ path, scanLimit = SCAN_LIMIT }) {
         page.push(entity)
       }
       return { entities: page, hasMore: false }
+    },
+
+    // Counts read every matching entity (no index here): the registry keeps each answer until the
+    // feed moves, so a store this size answers them once per change.
+    async countFacets({ qualifiers, fields, limit }) {
+      const feedHead = headSequence()
+      const matching = entities
+        .getRange({})
+        .map(({ value }) => /** @type {StoredEntity} */ (value))
+        .filter((entity) => entity.state === 'canonical' && matchesQualifiers(qualifiers, entity.snapshot))
+        .map((entity) => entity.snapshot)
+      return { ...tallyFacets(matching, fields, limit), feedHead: feedHead > 0 ? encodeChangeId(feedHead) : null }
     },
 
     async getEntity(id) {

@@ -6,8 +6,10 @@ import {
   entityDocumentSchema,
   entityResourceSchema,
   errorDocumentSchema,
+  facetsDocumentSchema,
   searchDocumentSchema,
 } from '../contract/schemas.js'
+import { FACET_FIELDS } from '../contract/fields.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
 
 /** The schemas the document names, by component name. */
@@ -18,6 +20,7 @@ const COMPONENTS = {
   EntityDocument: entityDocumentSchema,
   ChangesDocument: changesDocumentSchema,
   SearchDocument: searchDocumentSchema,
+  FacetsDocument: facetsDocumentSchema,
   ErrorDocument: errorDocumentSchema,
 } as const
 
@@ -59,7 +62,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
       title: 'entity-registry',
       // The interface's version (docs/registry-interface-v1.md), not the package's.
       version: '1',
-      description: 'A read-only JSON:API over warehouse entities: list, get (following merges), search, change feed, rendition downloads.',
+      description: 'A read-only JSON:API over warehouse entities: list, get (following merges), search, facet counts, change feed, rendition downloads.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: serverUrl }],
@@ -150,6 +153,21 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
             '500': error('Search failed (`search_failed`).'),
             ...COMMON_ERRORS,
             '503': withRetryAfter('The search index is being built (`search_unavailable`), or a dependency is away (`store_unavailable`, `rate_limit_unavailable`).'),
+          },
+        },
+      },
+      '/v1/facets': {
+        get: {
+          operationId: 'facets',
+          summary: 'How many canonical entities a filter matches, and how many have each value of the fields asked (at most 50 a field, most frequent first)',
+          parameters: [
+            query('filter', 'GFFS qualifiers, as a list filter takes them.', { type: 'string', maxLength: 1000 }),
+            query('fields', `Comma-separated: ${FACET_FIELDS.join(', ')} (default: all of them).`, { type: 'string' }),
+          ],
+          responses: {
+            '200': { description: 'The counts, in `meta`; no `data`.', headers: { ...FEED_HEAD, ...RATE_LIMIT_HEADERS }, ...jsonApi('FacetsDocument') },
+            '400': error('Invalid filter, or a field that cannot be counted (`source.parameter` names it).'),
+            ...COMMON_ERRORS,
           },
         },
       },

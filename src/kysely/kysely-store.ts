@@ -1,7 +1,9 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
-import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
+import { CONTRACT_COLUMNS, type FacetField } from '../contract/fields.js'
+import type { ChangePage, EntityPage, FacetCounts, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
 import type { RegistryStore } from '../ports/store.js'
+import { compareCodePoints } from '../gffs/evaluate.js'
 import { createWarehouse } from '../warehouse/operations.js'
 import { planFilter, windowFor } from './filter-plan.js'
 import { qualifiersToSql } from './gffs-to-sql.js'
@@ -189,6 +191,48 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
     },
 
     feedHead: readFeedHead,
+
+    async countFacets({ qualifiers, fields, limit }) {
+      // One statement, so that the total, every field's counts and the feed head are of one snapshot;
+      // each part reads its own index.
+      const matched = (eb: ExpressionBuilder<RegistryDatabase, 'entities'>) => eb.and([eb('state', '=', sql.lit('canonical')), qualifiersToSql(qualifiers, dialect)])
+      const parts = db
+        .selectFrom('entities')
+        .where(matched)
+        .select((eb) => [sql<string | null>`null`.as('field'), sql<string | null>`null`.as('value'), eb.fn.countAll<number | string>().as('count'), feedHeadQuery(db).as('head')])
+      const rows = await fields
+        .reduce(
+          (query, field) =>
+            query.unionAll(
+              db
+                .selectFrom((from) => {
+                  const column = sql.ref(CONTRACT_COLUMNS[field])
+                  return from
+                    .selectFrom('entities')
+                    .where(matched)
+                    .where(column, 'is not', null)
+                    .select((eb) => [sql.lit(field).as('field'), column.as('value'), eb.fn.countAll<number | string>().as('count'), sql<null>`cast(null as bigint)`.as('head')])
+                    .groupBy(column)
+                    .orderBy('count', 'desc')
+                    .orderBy(column)
+                    .limit(rowsAtMost(limit))
+                    .as('counted')
+                })
+                .selectAll() as never,
+            ),
+          parts,
+        )
+        .execute()
+      const facets: FacetCounts['facets'] = Object.fromEntries(fields.map((field) => [field, []]))
+      let total = rows[0]!
+      for (const row of rows) {
+        if (row.field === null) total = row
+        else facets[row.field as FacetField]!.push({ value: row.value!, count: Number(row.count) })
+      }
+      // SQL promises no order of a union's rows: each field's values are put in order here.
+      for (const values of Object.values(facets)) values.sort((a, b) => b.count - a.count || compareCodePoints(a.value, b.value))
+      return { total: Number(total.count), facets, feedHead: encodeHead(total.head) }
+    },
 
     isChangeId: (id) => decodeChangeId(id) !== null,
 

@@ -6,6 +6,7 @@ import type { RegistryStore } from '../ports/store.js'
 import type { NewChange, WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-backend.js'
 import { createWarehouse } from '../warehouse/operations.js'
 import { createMemoryApiKeyStore } from './memory-api-key-store.js'
+import { tallyFacets } from '../contract/facets.js'
 
 /**
  * Every store port in memory: for tests, and the reference for a custom store. Lists scan all
@@ -48,6 +49,11 @@ export function createMemoryStore(): RegistryStore {
         .filter((entity) => matchesQualifiers(qualifiers, entity.snapshot))
         .sort((a, b) => (a.id < b.id ? -1 : 1))
       return { entities: matching.slice(0, limit).map((entity) => structuredClone(entity)), hasMore: matching.length > limit }
+    },
+
+    async countFacets({ qualifiers, fields, limit }) {
+      const matching = [...entities.values()].filter((entity) => entity.state === 'canonical' && matchesQualifiers(qualifiers, entity.snapshot))
+      return { ...tallyFacets(matching.map((entity) => entity.snapshot), fields, limit), feedHead: changes.length > 0 ? encodeChangeId(changes.length) : null }
     },
 
     getEntity: async (id) => {

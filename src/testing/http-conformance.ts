@@ -5,6 +5,7 @@ import {
   entityCollectionDocumentSchema,
   entityDocumentSchema,
   errorDocumentSchema,
+  facetsDocumentSchema,
   searchDocumentSchema,
 } from '../contract/schemas.js'
 
@@ -139,6 +140,21 @@ export const httpConformanceCases: readonly ConformanceCase[] = [
     async run(target) {
       await readError(target, await get(target, '/v1/entities?page[limit]=0'), 400, 'invalid_pagination', 'page[limit]')
       await readError(target, await get(target, '/v1/entities?page[limit]=abc'), 400, 'invalid_pagination', 'page[limit]')
+    },
+  },
+  {
+    name: 'counts facets that agree with the list pages, and refuses a field it cannot count',
+    async run(target) {
+      const filter = 'type:committee%20jurisdiction:US'
+      const listed = await readDocument(target, await get(target, `/v1/entities?filter=${filter}&page[limit]=100`), 200, entityCollectionDocumentSchema)
+      const facets = await readDocument(target, await get(target, `/v1/facets?filter=${filter}&fields=type,status`), 200, facetsDocumentSchema)
+      assert.equal(facets.meta.total, listed.data.length)
+      assert.deepEqual(facets.meta.facets.type, [{ value: 'committee', count: listed.data.length }])
+      const statuses = listed.data.filter((entity) => typeof entity.attributes.status === 'string').length
+      assert.equal(facets.meta.facets.status!.reduce((sum, { count }) => sum + count, 0), statuses)
+      const all = await readDocument(target, await get(target, '/v1/facets?fields=type'), 200, facetsDocumentSchema)
+      assert.equal(all.meta.total, DEMO_ENTITIES)
+      await readError(target, await get(target, '/v1/facets?fields=nosuchfield'), 400, 'unsupported_field', 'fields')
     },
   },
   {

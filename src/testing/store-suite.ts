@@ -196,6 +196,64 @@ export function describeEntityStore(name: string, makeStore: () => Promise<Regis
       })
     })
 
+    describe('countFacets', () => {
+      const write = async () => {
+        for (const [id, type, jurisdiction, status] of [
+          ['a', 'person', 'US-WA', 'current'],
+          ['b', 'person', 'US-WA', 'former'],
+          ['c', 'person', 'US-OR', undefined],
+          ['d', 'bill', 'US-WA', 'enacted'],
+          ['e', 'bill', 'US', undefined],
+          ['f', 'person', 'US-OR', 'current'],
+          ['g', 'committee', 'US', undefined],
+        ] as const) {
+          await store().warehouse.upsert({ id, type, jurisdiction, ...(status === undefined ? {} : { status }) })
+        }
+        // Neither a merged-away nor a deleted entity counts.
+        await store().warehouse.merge('g', 'e')
+        await store().warehouse.delete('f')
+      }
+
+      it('counts the canonical entities a filter matches by value, most frequent first, then by value', async () => {
+        await write()
+        const counts = await store().countFacets({ qualifiers: [], fields: ['type', 'jurisdiction', 'status'], limit: 50 })
+        equal(counts, {
+          total: 5,
+          facets: {
+            type: [
+              { value: 'person', count: 3 },
+              { value: 'bill', count: 2 },
+            ],
+            jurisdiction: [
+              { value: 'US-WA', count: 3 },
+              { value: 'US', count: 1 },
+              { value: 'US-OR', count: 1 },
+            ],
+            // An entity without the field counts in the total only.
+            status: [
+              { value: 'current', count: 1 },
+              { value: 'enacted', count: 1 },
+              { value: 'former', count: 1 },
+            ],
+          },
+          feedHead: await store().feedHead(),
+        })
+      })
+
+      it('counts what the list pages of the same filter hold, each field cut at the limit', async () => {
+        await write()
+        const filter = qualifiers('type:person -status:former')
+        const counts = await store().countFacets({ qualifiers: filter, fields: ['jurisdiction', 'type'], limit: 1 })
+        equal(counts.total, (await allPages(store(), filter)).length)
+        equal(counts.facets, { jurisdiction: [{ value: 'US-OR', count: 1 }], type: [{ value: 'person', count: 2 }] })
+        equal(await store().countFacets({ qualifiers: qualifiers('type:nothing'), fields: ['type'], limit: 50 }), {
+          total: 0,
+          facets: { type: [] },
+          feedHead: await store().feedHead(),
+        })
+      })
+    })
+
     describe('qualifiers', () => {
       const entities: EntityRecord[] = [
         { id: 'p1', type: 'person', name: 'Ada Lovelace', jurisdiction: 'US-WA', displayDate: '2020-05-01', status: 'active' },

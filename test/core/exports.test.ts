@@ -5,6 +5,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
   expect(Object.keys(await import('../../src/index.js')).sort()).toEqual([
     'CONTRACT_FIELDS',
     'DependencyUnavailableError',
+    'FACET_FIELDS',
     'GFFS_LIMITS',
     'GffsError',
     'KeyManagerError',
@@ -29,6 +30,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
     'matchesQualifiers',
     'parseGffs',
     'renderEntityResource',
+    'tallyFacets',
     'tokenize',
   ])
 })
