@@ -68,7 +68,7 @@ export function ChangeTable({ label, changes }: { label: string; changes: Entity
           const entityId = change.relationships.entity.data.id
           return (
             <tr key={change.id}>
-              <td>{recordedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</td>
+              <td class="nowrap">{recordedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</td>
               <td>
                 {changeType}
                 {mergedInto !== null && (

@@ -139,7 +139,7 @@ export function EntityTable({ label, entities, ranked = false }: { label: string
             <td>{entity.type}</td>
             <td>{entity.attributes.name ?? ''}</td>
             <td>{entity.attributes.title ?? ''}</td>
-            <td>{entity.attributes.displayDate ?? ''}</td>
+            <td class="nowrap">{entity.attributes.displayDate ?? ''}</td>
             <td>{entity.attributes.jurisdiction ?? ''}</td>
             <td>{entity.attributes.status ?? ''}</td>
           </tr>
