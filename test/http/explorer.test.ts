@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { createRouteHandlers } from '../../adapters/next.js'
 import { createApiKeyAuthenticator } from '../../src/auth/api-keys.js'
 import { createMemoryStore } from '../../src/memory/index.js'
 import { createRegistry, type RegistryOptions } from '../../src/registry.js'
@@ -91,5 +92,16 @@ describe('the explorer route', () => {
     expect((await get(stylesheet)).status).toBe(200)
     // Outside the base path nothing is served.
     await expectError(await get('/explore'), 401, 'unauthorized')
+  })
+
+  it('is served by a Next.js catch-all route handler as by any adapter', async () => {
+    const { GET } = createRouteHandlers(() =>
+      createRegistry({ store: createMemoryStore(), auth: createApiKeyAuthenticator({ keys: [API_KEY] }), baseUrl: '/api/registry', explorer: true }),
+    )
+    const page = await GET(new Request('http://localhost:3000/api/registry/explore', { headers: { Host: 'app.example' } }))
+    expect([page.status, page.headers.get('Content-Security-Policy')]).toEqual([200, STRICT_POLICY])
+    const { script } = filesOf(await page.text())
+    const bundle = await GET(new Request(`http://localhost:3000${script}`, { headers: { Host: 'app.example' } }))
+    expect([bundle.status, bundle.headers.get('Content-Type')]).toEqual([200, 'text/javascript; charset=utf-8'])
   })
 })
