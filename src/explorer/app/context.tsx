@@ -33,7 +33,10 @@ export function useApiGet<T>(address: string | null): Loaded<T> | null {
     const controller = new AbortController()
     setLoaded({ state: 'loading' })
     api.get<T>(address, controller.signal).then(
-      (answer) => setLoaded({ state: 'done', answer }),
+      (answer) => {
+        // An answer that came in as a newer address replaced this one is not shown.
+        if (!controller.signal.aborted) setLoaded({ state: 'done', answer })
+      },
       (error: Error) => {
         if (controller.signal.aborted) return
         if (error instanceof RegistryError && error.status === 401) keyRefused()

@@ -119,7 +119,7 @@ function RenditionSize({ rendition }: { rendition: Rendition }) {
   useEffect(() => {
     const controller = new AbortController()
     api.fetchBytes(rendition.links.content, { method: 'HEAD', signal: controller.signal }).then(
-      (response) => setSize(byteSize(Number(response.headers.get('Content-Length')))),
+      (response) => controller.signal.aborted || setSize(byteSize(Number(response.headers.get('Content-Length')))),
       () => controller.signal.aborted || setSize('unknown'),
     )
     return () => controller.abort()
@@ -199,7 +199,9 @@ function RecentChanges({ entity }: { entity: EntityResource }) {
   useEffect(() => {
     const controller = new AbortController()
     setFound(null)
-    findChanges(api, entity, controller.signal).then(setFound, (error: Error) => controller.signal.aborted || setFound(error))
+    // Whatever comes in after another entity was opened is not shown.
+    const unlessAborted = (outcome: FoundChanges | Error) => controller.signal.aborted || setFound(outcome)
+    findChanges(api, entity, controller.signal).then(unlessAborted, unlessAborted)
     return () => controller.abort()
   }, [api, entity.id])
   return (
