@@ -217,11 +217,15 @@ describe.skipIf(missing !== null)(`the explorer in Chromium${missing ? ` skipped
     expect(troubles).toEqual([])
   })
 
-  it('shows the change feed for a filter, with the request behind it', async () => {
+  it('shows the change feed for a filter, with the request behind it to copy', async () => {
     const page = await open(`/explore?view=changes&filter=${encodeURIComponent('type:legislation')}#key=${API_KEY}`)
     const feed = await apiGet(`/v1/entities/changes?filter=${encodeURIComponent('type:legislation')}&page%5Blimit%5D=25`)
     await eventually(() => page.getByRole('region', { name: 'Changes' }).locator('tbody tr').count()).toBe(feed.data.length)
-    expect(await page.locator('.api-request code').textContent()).toBe(`GET ${api.url}/v1/entities/changes?filter=type%3Alegislation&page%5Blimit%5D=25`)
+    const address = `${api.url}/v1/entities/changes?filter=type%3Alegislation&page%5Blimit%5D=25`
+    expect(await page.locator('.api-request code').textContent()).toBe(`GET ${address}`)
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'])
+    await page.getByRole('button', { name: 'Copy as curl' }).click()
+    await eventually(() => page.evaluate(() => navigator.clipboard.readText())).toBe(`curl -H "Authorization: Bearer $KEY" '${address}'`)
     await expectAccessible(page)
     expect(troubles).toEqual([])
   })

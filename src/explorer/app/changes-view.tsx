@@ -18,6 +18,7 @@ export function ChangesView({ filter, after }: { filter: string; after: string |
       <h1 tabIndex={-1}>Changes</h1>
       <QueryForm
         label="Filter"
+        action="Apply"
         name="filter"
         value={filter}
         error={parameterError(loaded, 'filter')}

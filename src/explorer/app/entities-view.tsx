@@ -29,6 +29,7 @@ export function EntitiesView({ filter, after }: { filter: string; after: string 
       <h1 tabIndex={-1}>Entities</h1>
       <QueryForm
         label="Filter"
+        action="Apply"
         name="filter"
         value={filter}
         error={parameterError(loaded, 'filter')}

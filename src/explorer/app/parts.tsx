@@ -48,7 +48,7 @@ export function ApiRequest({ label, address }: { label: string; address: string 
 }
 
 /** A box of one query parameter (a filter, a search) with what the API said is wrong with it beside it. */
-export function QueryForm(props: { label: string; name: string; value: string; error: string | null; hint: ComponentChildren; onSubmit(value: string): void }) {
+export function QueryForm(props: { label: string; action: string; name: string; value: string; error: string | null; hint: ComponentChildren; onSubmit(value: string): void }) {
   const [value, setValue] = useState(props.value)
   const [shown, setShown] = useState(props.value)
   if (shown !== props.value) {
@@ -79,7 +79,7 @@ export function QueryForm(props: { label: string; name: string; value: string; e
           aria-describedby={`${id}-hint${props.error === null ? '' : ` ${id}-error`}`}
           onInput={(event) => setValue(event.currentTarget.value)}
         />
-        <button type="submit">{props.label === 'Search' ? 'Search' : 'Apply'}</button>
+        <button type="submit">{props.action}</button>
       </div>
       {props.error !== null && (
         <p id={`${id}-error`} class="query-error" role="alert">

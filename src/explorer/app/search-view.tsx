@@ -13,6 +13,7 @@ export function SearchView({ q }: { q: string }) {
       <h1 tabIndex={-1}>Search</h1>
       <QueryForm
         label="Search"
+        action="Search"
         name="q"
         value={q}
         error={parameterError(loaded, 'q')}
