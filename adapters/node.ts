@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { isNodeBacked, NODE_READABLE } from '../src/blobs/node-backed-stream.js'
 import type { Answer, ClientInfo, RequestView } from '../src/http/answer.js'
 import {
   errorBody,
@@ -228,9 +229,13 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
   await streamBody(response.body, res)
 }
 
-/** pipeline destroys the source when the client goes away, which cancels the Web stream. */
+/**
+ * pipeline destroys the source when the client goes away, which cancels the Web stream (or ends the
+ * Node stream behind it, piped as it is).
+ */
 function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
-  return pipeline(Readable.fromWeb(body as import('node:stream/web').ReadableStream), res).catch(() => undefined)
+  const source = isNodeBacked(body) ? body[NODE_READABLE]() : Readable.fromWeb(body as import('node:stream/web').ReadableStream)
+  return pipeline(source, res).catch(() => undefined)
 }
 
 export interface ServeOptions extends NodeHandlerOptions {

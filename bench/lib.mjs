@@ -63,15 +63,15 @@ export function benchRegistry(store, options = {}) {
   return (path) => registry.fetch(new Request(`http://bench.local${path}`, { headers: { Authorization: `Bearer ${KEY}` } }))
 }
 
-/** Times `count` runs of `send(i)` (each reading the whole body); milliseconds. */
-export async function time(count, send) {
+/** Times `count` runs of `send(i)` (each reading the whole body, answered `status`); milliseconds. */
+export async function time(count, send, status = 200) {
   const samples = []
   for (let index = 0; index < count; index++) {
     const started = performance.now()
     const response = await send(index)
     await response.arrayBuffer()
     samples.push(performance.now() - started)
-    if (response.status !== 200) throw new Error(`status ${response.status}`)
+    if (response.status !== status) throw new Error(`status ${response.status}, not ${status}`)
   }
   samples.sort((a, b) => a - b)
   const at = (q) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]

@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'invalid_pagination'
   | 'invalid_id'
   | 'unknown_parameter'
+  | 'filter_too_broad'
   | 'unauthorized'
   | 'not_found'
   | 'method_not_allowed'
@@ -28,6 +29,7 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   invalid_pagination: [400, 'Invalid pagination'],
   invalid_id: [400, 'Invalid id'],
   unknown_parameter: [400, 'Unknown parameter'],
+  filter_too_broad: [400, 'Filter too broad'],
   unauthorized: [401, 'Unauthorized'],
   not_found: [404, 'Not found'],
   method_not_allowed: [405, 'Method not allowed'],

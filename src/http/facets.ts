@@ -1,6 +1,7 @@
 import { FACET_FIELDS, type FacetField } from '../contract/fields.js'
 import type { Answer } from './answer.js'
 import type { EndpointHandler } from './context.js'
+import { FacetFilterTooBroadError } from '../ports/facet-errors.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter } from './query.js'
 import { jsonApiAnswer } from './responses.js'
@@ -25,7 +26,9 @@ export function createFacetsEndpoint(): EndpointHandler {
     const head = await store.feedHead()
     let answer = answers.get(key)
     if (answer === undefined || answer.feedHead !== head) {
-      const counts = await store.countFacets({ qualifiers: filter?.query.qualifiers ?? [], fields, limit: FACET_LIMIT })
+      const counts = await store.countFacets({ qualifiers: filter?.query.qualifiers ?? [], fields, limit: FACET_LIMIT }).catch((error: unknown) => {
+        throw error instanceof FacetFilterTooBroadError ? new HttpError('filter_too_broad', `filter: ${error.message}`, 'filter') : error
+      })
       const self = links.withQuery('/v1/facets', [...(filter === null ? [] : [['filter', filter.raw] as [string, string]]), ['fields', fields.join(',')]])
       answer = { feedHead: counts.feedHead, json: JSON.stringify({ links: { self }, meta: { total: counts.total, facets: counts.facets } }) }
       // Least recently computed first out.

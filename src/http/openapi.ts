@@ -166,7 +166,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
           ],
           responses: {
             '200': { description: 'The counts, in `meta`; no `data`.', headers: { ...FEED_HEAD, ...RATE_LIMIT_HEADERS }, ...jsonApi('FacetsDocument') },
-            '400': error('Invalid filter, or a field that cannot be counted (`source.parameter` names it).'),
+            '400': error('Invalid filter, a filter too broad to count (`filter_too_broad`), or a field that cannot be counted (`source.parameter` names it).'),
             ...COMMON_ERRORS,
           },
         },

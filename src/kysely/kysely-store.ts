@@ -1,13 +1,12 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
-import { CONTRACT_COLUMNS, type FacetField } from '../contract/fields.js'
-import type { ChangePage, EntityPage, FacetCounts, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
+import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
 import type { RegistryStore } from '../ports/store.js'
-import { compareCodePoints } from '../gffs/evaluate.js'
 import { createWarehouse } from '../warehouse/operations.js'
 import { planFilter, windowFor } from './filter-plan.js'
 import { qualifiersToSql } from './gffs-to-sql.js'
 import { createKyselyApiKeyStore } from './kysely-api-key-store.js'
+import { countFacets } from './facet-counts.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from './query-shapes.js'
@@ -22,6 +21,11 @@ export interface StoreTuning {
    * filters). Bounds every request's cost: a sparse filter answers short pages that move past it.
    */
   listWindow?: number
+  /**
+   * Entities a facet count may read for a filter on fields other than the facet fields (default
+   * 100,000): past it, the filter is refused as too broad. Filters on facet fields alone read none.
+   */
+  facetScanLimit?: number
 }
 
 export interface KyselyStoreOptions<DB = unknown> extends StoreTuning {
@@ -192,47 +196,7 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
 
     feedHead: readFeedHead,
 
-    async countFacets({ qualifiers, fields, limit }) {
-      // One statement, so that the total, every field's counts and the feed head are of one snapshot;
-      // each part reads its own index.
-      const matched = (eb: ExpressionBuilder<RegistryDatabase, 'entities'>) => eb.and([eb('state', '=', sql.lit('canonical')), qualifiersToSql(qualifiers, dialect)])
-      const parts = db
-        .selectFrom('entities')
-        .where(matched)
-        .select((eb) => [sql<string | null>`null`.as('field'), sql<string | null>`null`.as('value'), eb.fn.countAll<number | string>().as('count'), feedHeadQuery(db).as('head')])
-      const rows = await fields
-        .reduce(
-          (query, field) =>
-            query.unionAll(
-              db
-                .selectFrom((from) => {
-                  const column = sql.ref(CONTRACT_COLUMNS[field])
-                  return from
-                    .selectFrom('entities')
-                    .where(matched)
-                    .where(column, 'is not', null)
-                    .select((eb) => [sql.lit(field).as('field'), column.as('value'), eb.fn.countAll<number | string>().as('count'), sql<null>`cast(null as bigint)`.as('head')])
-                    .groupBy(column)
-                    .orderBy('count', 'desc')
-                    .orderBy(column)
-                    .limit(rowsAtMost(limit))
-                    .as('counted')
-                })
-                .selectAll() as never,
-            ),
-          parts,
-        )
-        .execute()
-      const facets: FacetCounts['facets'] = Object.fromEntries(fields.map((field) => [field, []]))
-      let total = rows[0]!
-      for (const row of rows) {
-        if (row.field === null) total = row
-        else facets[row.field as FacetField]!.push({ value: row.value!, count: Number(row.count) })
-      }
-      // SQL promises no order of a union's rows: each field's values are put in order here.
-      for (const values of Object.values(facets)) values.sort((a, b) => b.count - a.count || compareCodePoints(a.value, b.value))
-      return { total: Number(total.count), facets, feedHead: encodeHead(total.head) }
-    },
+    countFacets: (query) => countFacets(db, dialect, query, options.facetScanLimit ?? 100_000),
 
     isChangeId: (id) => decodeChangeId(id) !== null,
 

@@ -3,6 +3,7 @@ import { Migrator, type Migration } from 'kysely/migration'
 import { CONTRACT_COLUMNS } from '../contract/fields.js'
 import { renderEntityResource } from '../contract/resource-json.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn } from './schema.js'
+import { facetCountsMigration } from './facet-counts.js'
 import { overriding } from './overriding.js'
 import type { SqlDialect } from './sql-dialect.js'
 
@@ -119,6 +120,11 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
         await sql`insert into api_keys (key_hash, id, org, created_at)
           select key_hash, 'legacy_' || substr(key_hash, 1, 10), 'default', created_at from api_keys_before_organizations`.execute(db)
         await db.schema.dropTable('api_keys_before_organizations').execute()
+      },
+    },
+    '0006_facet_counts': {
+      async up(db: Kysely<any>) {
+        for (const statement of facetCountsMigration(dialect)) await statement.execute(db)
       },
     },
   }

@@ -110,7 +110,10 @@ export interface EntityStore {
   /** The entity with this id in any state, or null when it never existed. */
   getEntity(id: string): Promise<StoredEntity | null>
   listChanges(query: ListChangesQuery): Promise<ChangePage>
-  /** Counts of the canonical entities matching a filter, by value of each field asked, in one snapshot. */
+  /**
+   * Counts of the canonical entities matching a filter, by value of each field asked, in one
+   * snapshot. May throw `FacetFilterTooBroadError` rather than read more entities than it allows.
+   */
   countFacets(query: FacetQuery): Promise<FacetCounts>
   /** The id of the newest change visible to readers, or null for an empty feed. */
   feedHead(): Promise<string | null>

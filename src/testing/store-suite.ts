@@ -254,6 +254,30 @@ export function describeEntityStore(name: string, makeStore: () => Promise<Regis
       })
     })
 
+    describe('countFacets after every kind of write', () => {
+      it('counts as many as the list pages hold, whatever the filter', async () => {
+        const types = ['person', 'bill', 'committee']
+        const statuses = ['current', 'former', undefined]
+        // Creates, changes of type, status and jurisdiction, merges, deletes and drains, in a fixed order.
+        for (let round = 0; round < 3; round++) {
+          for (let index = 0; index < 12; index++) {
+            const status = statuses[(index + round) % 3]
+            await store().warehouse.upsert({ id: `e${index}`, type: types[(index * (round + 1)) % 3]!, jurisdiction: `US-${index % 4}`, name: `name ${index}`, ...(status ? { status } : {}) })
+          }
+          await store().warehouse.merge(`e${round}`, `e${round + 6}`)
+          await store().warehouse.delete(`e${round + 3}`)
+          await store().warehouse.drain(`e${round + 9}`)
+        }
+        for (const filter of ['', 'type:person', 'status:former -type:bill', 'jurisdiction:US-1,US-2', 'jurisdiction:~us-3', 'name:~"name 1"', 'type:bill name:~name']) {
+          const listed = await allPages(store(), qualifiers(filter))
+          const counts = await store().countFacets({ qualifiers: qualifiers(filter), fields: ['type', 'status'], limit: 50 })
+          equal(counts.total, listed.length, `total for "${filter}"`)
+          const sum = (values: { count: number }[] | undefined) => (values ?? []).reduce((total, { count }) => total + count, 0)
+          equal(sum(counts.facets.type), listed.length, `types for "${filter}"`)
+        }
+      })
+    })
+
     describe('qualifiers', () => {
       const entities: EntityRecord[] = [
         { id: 'p1', type: 'person', name: 'Ada Lovelace', jurisdiction: 'US-WA', displayDate: '2020-05-01', status: 'active' },

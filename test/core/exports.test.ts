@@ -6,6 +6,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
     'CONTRACT_FIELDS',
     'DependencyUnavailableError',
     'FACET_FIELDS',
+    'FacetFilterTooBroadError',
     'GFFS_LIMITS',
     'GffsError',
     'KeyManagerError',

@@ -1,9 +1,9 @@
 import { expect, it } from 'vitest'
 import type { z } from 'zod'
 import { entityCollectionDocumentSchema, facetsDocumentSchema } from '../../src/contract/schemas.js'
-import { DEMO_RECORDS, useDemoRegistry } from '../support/demo.js'
+import { DEMO_RECORDS, importDemo, testRegistry, useDemoRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
-import { describeEachStore, storeDialects } from '../stores/each-store.js'
+import { describeEachStore, sqlDialects, storeDialects } from '../stores/each-store.js'
 
 describeEachStore(storeDialects, 'facets', (dialect) => {
   const { store, get } = useDemoRegistry(dialect)
@@ -21,7 +21,8 @@ describeEachStore(storeDialects, 'facets', (dialect) => {
 
   const facetsOf = async (query: string) => (await readDocument(await get(`/v1/facets${query}`), facetsDocumentSchema)).meta
 
-  for (const filter of ['', 'type:person', 'type:person jurisdiction:US-WA', 'status:~current -type:committee', 'type:nothing']) {
+  // Filters on facet fields alone are answered from kept counts; the others count the entities.
+  for (const filter of ['', 'type:person', 'type:person jurisdiction:US-WA', 'status:~current -type:committee', 'type:nothing', 'name:~john type:person', 'displayDate:2000..2012-12-31']) {
     it(`counts exactly what the list pages hold${filter === '' ? '' : ` for ${filter}`}`, async () => {
       const entities = await listed(filter)
       const meta = await facetsOf(`?fields=type,jurisdiction,status${filter === '' ? '' : `&filter=${encodeURIComponent(filter)}`}`)
@@ -72,5 +73,23 @@ describeEachStore(storeDialects, 'facets', (dialect) => {
     await expectError(await get('/v1/facets?filter=type:'), 400, 'invalid_filter', 'filter')
     await expectError(await get('/v1/facets?filter=senator'), 400, 'free_text_not_allowed', 'filter')
     await expectError(await get('/v1/facets?sort=count'), 400, 'unknown_parameter', 'sort')
+  })
+})
+
+describeEachStore(sqlDialects, 'facets bounded', (dialect) => {
+  it('refuses a filter on other fields that leaves more entities to read than the store allows, naming filter', async () => {
+    const store = await dialect.open({ facetScanLimit: 100 })
+    try {
+      await importDemo(store.warehouse)
+      const { get } = testRegistry(store)
+      const refused = await expectError(await get('/v1/facets?filter=name:~john'), 400, 'filter_too_broad', 'filter')
+      expect(refused.detail).toContain(`would read ${DEMO_RECORDS.length}`)
+      // The facet-field qualifiers narrow what is read to the 19 bills: within the bound.
+      expect((await get('/v1/facets?filter=type:legislation%20title:~act')).status).toBe(200)
+      // A filter on facet fields alone reads no entity at all, whatever it matches.
+      expect((await get('/v1/facets?filter=-type:nothing')).status).toBe(200)
+    } finally {
+      await store.close()
+    }
   })
 })

@@ -254,6 +254,8 @@ describeEachStore(sqlDialects, 'stored resources', (dialect) => {
     expect(await page()).toBe(before)
     const rows = await db.selectFrom('entities').select(['id', 'resource']).orderBy('id').execute()
     expect(rows.map((row) => row.resource === null)).toEqual([false, false])
+    // Migration 0006 ran again over them: the kept facet counts start from the entities there are.
+    expect((await store().countFacets({ qualifiers: [], fields: ['type'], limit: 50 })).facets).toEqual({ type: [{ value: 'person', count: 2 }] })
   })
 })
 
@@ -277,8 +279,13 @@ describeEachStore(sqlDialects, 'keys from before organizations', (dialect) => {
   })
 })
 
-/** The schema as it was before migration 0005: keys as bare hashes, and the migration not run. */
+/** The schema as it was before migration 0005 (keys as bare hashes) and 0006 (facet counts), neither run. */
 async function asBeforeOrganizations(db: KyselyStore['db']): Promise<void> {
+  const sqlite = (await sql<{ version: string }>`select sqlite_version() as version`.execute(db).catch(() => null)) !== null
+  if (sqlite) for (const event of ['insert', 'update', 'delete']) await sql`drop trigger ${sql.ref(`entities_facet_counts_${event}`)}`.execute(db)
+  else await sql`drop function entity_registry_facet_counts() cascade`.execute(db)
+  await db.schema.dropTable('facet_counts').execute()
+  await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0006_facet_counts' as never).execute()
   await db.schema.dropTable('api_keys').execute()
   await db.schema.dropTable('organizations').execute()
   await db.schema.createTable('api_keys').addColumn('key_hash', 'text', (column) => column.primaryKey()).addColumn('created_at', 'text', (column) => column.notNull()).execute()
