@@ -1,14 +1,12 @@
 import { useState } from 'preact/hooks'
-import type { EntityResource } from '../../client/types.js'
+import type { EntityResource, FacetCounts } from '../../client/types.js'
+import { FACET_FIELDS, type FacetField } from '../../contract/fields.js'
 import { errorText, Link, parameterError, useApiGet, useExplorer } from './context.js'
 import { exportEntities, saveFile, type ExportFormat } from './export.js'
 import { narrowFilter } from './gffs.js'
 import { ApiRequest, EntityTable, FILTER_HINT, LIST_PAGE_SIZE, LoadState, QueryForm } from './parts.js'
 
-/** The fields `/v1/facets` counts: those whose values are categories. */
-const FACET_FIELDS = ['type', 'jurisdiction', 'localType', 'authority', 'status'] as const
-
-const FACET_NAMES: Record<(typeof FACET_FIELDS)[number], string> = {
+const FACET_NAMES: Record<FacetField, string> = {
   type: 'Type',
   jurisdiction: 'Jurisdiction',
   localType: 'Local type',
@@ -42,7 +40,13 @@ export function EntitiesView({ filter, after }: { filter: string; after: string 
           {parameterError(loaded, 'filter') === null && <LoadState loaded={loaded} what="the entities" />}
           {loaded?.state === 'done' && (
             <>
-              <p role="status">{entities.length === 0 ? 'No entity on this page.' : `${entities.length} entities on this page${next ? ', more follow' : ''}.`}</p>
+              <p role="status">
+                {entities.length > 0
+                  ? `${entities.length} entities on this page${next ? ', more follow' : ''}.`
+                  : next
+                    ? 'No matching entity in this stretch of the registry; the next page reads on.'
+                    : 'No entity matches.'}
+              </p>
               {entities.length > 0 && <EntityTable label="Entities" entities={entities} />}
               <nav class="paging" aria-label="Pages">
                 {after !== null && <Link route={{ view: 'entities', filter, after: null }}>First page</Link>}
@@ -63,11 +67,6 @@ export function EntitiesView({ filter, after }: { filter: string; after: string 
   )
 }
 
-interface FacetsMeta {
-  total: number
-  facets: Partial<Record<(typeof FACET_FIELDS)[number], { value: string; count: number }[]>>
-}
-
 /** How many entities the filter matches, by value of each category field; a value narrows the filter. */
 function Facets({ filter }: { filter: string }) {
   const { api, navigate } = useExplorer()
@@ -75,7 +74,7 @@ function Facets({ filter }: { filter: string }) {
   const loaded = useApiGet<never>(address)
   // A bad filter is told beside the box already.
   if (parameterError(loaded, 'filter') !== null) return null
-  const meta = loaded?.state === 'done' ? (loaded.answer.document.meta as unknown as FacetsMeta) : null
+  const meta = loaded?.state === 'done' ? (loaded.answer.document.meta as FacetCounts) : null
   return (
     <aside class="facets" aria-labelledby="facets-heading">
       <h2 id="facets-heading">Facet counts</h2>
@@ -98,7 +97,7 @@ function Facets({ filter }: { filter: string }) {
 /** Values shown before "Show all": the most frequent. */
 const FACET_VALUES_SHOWN = 8
 
-function FacetValues({ field, values, onChoose }: { field: (typeof FACET_FIELDS)[number]; values: { value: string; count: number }[]; onChoose(value: string): void }) {
+function FacetValues({ field, values, onChoose }: { field: FacetField; values: { value: string; count: number }[]; onChoose(value: string): void }) {
   const [all, setAll] = useState(false)
   if (values.length === 0) return null
   const listId = `facet-${field}-values`
