@@ -1,5 +1,6 @@
 import { toResponse, withoutBody, type Answer, type ClientInfo, type RequestView } from './http/answer.js'
 import { HttpError } from './http/errors.js'
+import { createExplorerRoute } from './http/explorer.js'
 import { Links } from './http/links.js'
 import { isAcceptable, isSupportedContentType } from './http/media-type.js'
 import { jsonApiAnswer } from './http/responses.js'
@@ -53,6 +54,11 @@ export interface RegistryOptions {
   onError?: (error: unknown, request: RequestView, requestId: string) => void
   /** Told of every request and of dependencies found away: metrics and access logs (`createTelemetry`). */
   telemetry?: Telemetry
+  /**
+   * Serve the explorer, a page to browse the registry, at `/` and `/explore` under the base path
+   * (default false). The page is public and holds no data: it asks for a key and calls the API with it.
+   */
+  explorer?: boolean
 }
 
 export interface Registry {
@@ -90,6 +96,7 @@ export function createRegistry(options: RegistryOptions): Registry {
   const linkBase = (url: URL) => (pathOnly ? url.origin + basePath : base)
   const route = createRouter(basePath)
   const openApiPath = `${basePath}/v1/openapi.json`
+  const explorer = options.explorer === true ? createExplorerRoute(basePath) : undefined
   const changesWindow = options.changesWindow ?? 10_000
   const onError = options.onError ?? ((error) => console.error('entity-registry: unexpected error', error))
   const telemetry = options.telemetry ?? {}
@@ -137,6 +144,13 @@ export function createRegistry(options: RegistryOptions): Registry {
       // Loaded when asked for: it is built from the zod schemas, which a serving process otherwise never loads.
       const { createOpenApiDocument } = await import('./http/openapi.js')
       return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(createOpenApiDocument(linkBase(url))) }
+    }
+    if (explorer && (request.method === 'GET' || request.method === 'HEAD')) {
+      const page = await explorer(url.pathname)
+      if (page !== null) {
+        trace.route = '/explore'
+        return page
+      }
     }
     const failures = address === undefined ? undefined : authFailures?.peek(address)
     if (failures?.allowed === false) {

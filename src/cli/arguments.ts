@@ -76,6 +76,7 @@ ${DATA_HELP}
   --base-url URL    public http(s) address the API is reached at, links are built on it
                     (default: taken from each request)
   --trust-proxy     take the public host from X-Forwarded-Host / X-Forwarded-Proto
+  --no-explorer     do not serve the explorer, the page to browse the registry at / and /explore
   --admin-port N    also serve /live, /ready and /metrics on this port, with no key (off unless given)
   --admin-host H    address of the admin listener (default 127.0.0.1)
   --log LEVEL       fatal, error, warn, info (default: a line per request), debug, trace or silent
@@ -154,6 +155,7 @@ const SERVE_OPTIONS = {
   demo: { type: 'boolean', default: false },
   'base-url': { type: 'string' },
   'trust-proxy': { type: 'boolean', default: false },
+  'no-explorer': { type: 'boolean', default: false },
   search: { type: 'string' },
   embedder: { type: 'string' },
   redis: { type: 'string' },
@@ -203,6 +205,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           demo: values.demo,
           ...(values['base-url'] === undefined ? {} : { baseUrl: baseUrl(values['base-url']) }),
           trustProxy: values['trust-proxy'],
+          explorer: !values['no-explorer'],
           ...(values.search === undefined ? {} : { search: values.search }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
           ...(values.redis === undefined ? {} : { redis: values.redis }),

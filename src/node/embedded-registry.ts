@@ -47,6 +47,8 @@ export interface EmbeddedRegistryOptions {
   redisFailure?: 'open' | 'closed'
   /** Where the API is mounted (`createRegistry`'s `baseUrl`). */
   baseUrl?: string
+  /** Serve the explorer page at `/` and `/explore` (`createRegistry`'s `explorer`; default false). */
+  explorer?: boolean
   /** Where to say what happened (demo imported, key created, search off); default console.log. */
   print?: (line: string) => void
   /**
@@ -155,6 +157,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     ...(options.rateLimitScope ? { rateLimitScope: options.rateLimitScope } : {}),
     ...(options.authFailureLimit === undefined ? {} : { authFailureLimit: options.authFailureLimit }),
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    ...(options.explorer ? { explorer: true } : {}),
   })
   return {
     registry,

@@ -42,6 +42,24 @@ describe('entity-registry CLI', () => {
     await expectError(await get('/v1/entities', 'wrong'), 401, 'unauthorized')
   })
 
+  it('serves the explorer at /explore with its security headers, and none with --no-explorer', async () => {
+    const page = await fetch(`${server.url}/explore`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('Content-Type')).toBe('text/html; charset=utf-8')
+    expect(page.headers.get('Content-Security-Policy')).toContain("script-src 'self'; style-src 'self'; connect-src 'self'")
+    expect(page.headers.get('X-Content-Type-Options')).toBe('nosniff')
+    expect(page.headers.get('Referrer-Policy')).toBe('no-referrer')
+    const script = /<script type="module" src="([^"]+)">/.exec(await page.text())![1]!
+    const bundle = await fetch(`${server.url}${script}`)
+    expect([bundle.status, bundle.headers.get('Content-Type')]).toEqual([200, 'text/javascript; charset=utf-8'])
+    const without = await startServer(['--no-explorer', '--search', 'none', '--api-key', 'k', '--data', mkdtempSync(join(tmpdir(), 'er-cli-'))])
+    try {
+      await expectError(await fetch(`${without.url}/explore`), 401, 'unauthorized')
+    } finally {
+      without.process.kill('SIGTERM')
+    }
+  })
+
   it('shows a person moved out of US-WA to a filterScope=either feed of US-WA, with matchesFilter false', async () => {
     const wa = await readDocument(await get('/v1/entities?filter=type:person%20jurisdiction:US-WA&page[limit]=1'), entityCollectionDocumentSchema)
     const person = wa.data[0]!
@@ -223,7 +241,7 @@ describe('entity-registry CLI', () => {
     expect(run(['--help']).out).toBe(general.out)
     for (const command of ['serve', 'import', 'reindex', 'keys create', 'keys list|revoke', 'orgs list']) expect(general.out).toContain(`entity-registry ${command}`)
     for (const [command, options] of [
-      ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--search']],
+      ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--no-explorer', '--search']],
       ['import', ['--data', '--database']],
       ['reindex', ['--data', '--database', '--search']],
       ['keys', ['--org', '--label', '--expires', '--json', '--data', '--database']],

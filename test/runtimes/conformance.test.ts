@@ -100,6 +100,17 @@ for (const runtime of runtimes) {
       bodies.set(runtime.name, answers)
     })
 
+    it('serves the explorer page and its script, with no key', async () => {
+      const page = await fetch(`${target().baseUrl}/explore`)
+      expect([page.status, page.headers.get('Content-Type'), page.headers.get('Referrer-Policy')]).toEqual([200, 'text/html; charset=utf-8', 'no-referrer'])
+      expect(page.headers.get('Content-Security-Policy')).toContain("connect-src 'self'")
+      const script = /<script type="module" src="([^"]+)">/.exec(await page.text())![1]!
+      expect(script).toBe(`${runtime.basePath}/explore/${script.split('/').at(-1)}`)
+      const bundle = await fetch(`${server!.url}${script}`)
+      expect([bundle.status, bundle.headers.get('Content-Type')]).toEqual([200, 'text/javascript; charset=utf-8'])
+      expect((await bundle.text()).length).toBeGreaterThan(10_000)
+    })
+
     // Last: it leaves this client's address refused for a while.
     it('limits failed authentications by the client address the runtime gives the handler', async () => {
       // The conformance cases above sent some wrong keys already: 70 more are past the 60 a minute.
