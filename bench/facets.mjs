@@ -3,10 +3,8 @@
 // answers after it while the feed does not move (kept by feed head). Fields: all five.
 //   node bench/facets.mjs [--write]
 // --write puts the table into bench/README.md between its "bench/facets.mjs" markers.
-import { readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { benchRegistry, entities1m, machine, ms, ROOT, time } from './lib.mjs'
+import { benchRegistry, entities1m, machine, ms, time, writeReadmeSection } from './lib.mjs'
 
 const { values: options } = parseArgs({ options: { write: { type: 'boolean', default: false } } })
 const store = await entities1m()
@@ -44,10 +42,5 @@ const lines = [
   ...rows,
 ]
 console.log(lines.join('\n'))
-if (options.write) {
-  const readme = join(ROOT, 'bench/README.md')
-  const text = readFileSync(readme, 'utf8')
-  const [start, end] = ['<!-- bench/facets.mjs -->', '<!-- /bench/facets.mjs -->']
-  if (!text.includes(start)) throw new Error(`bench/README.md has no ${start} marker`)
-  writeFileSync(readme, text.slice(0, text.indexOf(start) + start.length) + '\n' + lines.join('\n') + '\n' + text.slice(text.indexOf(end)))
-}
+if (options.write) writeReadmeSection('bench/facets.mjs', lines)
+

@@ -6,13 +6,13 @@
 //   node bench/keys.mjs [--duration 5] [--rounds 3] [--write]
 // --write puts the table into bench/README.md between its "bench/keys.mjs" markers.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { generateApiKey } from '../dist/index.js'
-import { KEY, machine, ROOT, startServer } from './lib.mjs'
+import { KEY, machine, ROOT, startServer, writeReadmeSection } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, write: { type: 'boolean', default: false } },
@@ -63,13 +63,7 @@ try {
     ),
   ]
   console.log(lines.join('\n'))
-  if (options.write) {
-    const readme = join(ROOT, 'bench/README.md')
-    const text = readFileSync(readme, 'utf8')
-    const [start, end] = ['<!-- bench/keys.mjs -->', '<!-- /bench/keys.mjs -->']
-    if (!text.includes(start)) throw new Error(`bench/README.md has no ${start} marker`)
-    writeFileSync(readme, text.slice(0, text.indexOf(start) + start.length) + '\n' + lines.join('\n') + '\n' + text.slice(text.indexOf(end)))
-  }
+  if (options.write) writeReadmeSection('bench/keys.mjs', lines)
 } finally {
   server.stop()
   rmSync(data, { recursive: true, force: true })

@@ -4,16 +4,7 @@ import { generateApiKey, hashApiKey, publicIdOf } from './key-format.js'
 export type ApiKeyState = 'active' | 'expired' | 'revoked'
 
 /** A key as an account-settings page shows it: never the key, never its hash. */
-export interface ApiKeyInfo {
-  /** The public id: the key's first characters. */
-  id: string
-  org: string
-  label: string | null
-  createdAt: string
-  expiresAt: string | null
-  lastUsedAt: string | null
-  state: ApiKeyState
-}
+export type ApiKeyInfo = Omit<StoredApiKey, 'revokedAt'> & { state: ApiKeyState }
 
 export interface OrganizationInfo {
   name: string

@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ApiKeyInfo } from '../../src/auth/key-manager.js'
 import { freshPostgresSchema, storeDialects } from '../stores/each-store.js'
 import { CLI, startServer, type Server } from '../support/cli.js'
 import { sleep } from '../faults/harness.js'
@@ -31,15 +32,8 @@ async function msUntilRefused(servers: Server[], key: string): Promise<number> {
   throw new Error('the key still works after 10 s')
 }
 
-interface ListedKey {
-  id: string
-  org: string
-  label: string | null
-  createdAt: string
-  expiresAt: string | null
-  lastUsedAt: string | null
-  state: string
-}
+/** What `keys list --json` prints for a key. */
+type ListedKey = ApiKeyInfo
 
 describe('keys and orgs on the command line [sqlite]', () => {
   const data = mkdtempSync(join(tmpdir(), 'er-keys-'))

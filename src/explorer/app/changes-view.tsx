@@ -1,5 +1,5 @@
 import type { EntityChange } from '../../client/types.js'
-import { Link, parameterError, useApiGet, useExplorer } from './context.js'
+import { Link, pageOf, parameterError, useApiGet, useExplorer } from './context.js'
 import { ApiRequest, entityLabel, FILTER_HINT, LIST_PAGE_SIZE, LoadState, QueryForm, ScrollingTable } from './parts.js'
 
 /** The feed needs a filter: this one matches every change (deletes have an empty snapshot). */
@@ -10,9 +10,7 @@ export function ChangesView({ filter, after }: { filter: string; after: string |
   const { api, navigate } = useExplorer()
   const address = api.address('/v1/entities/changes', { filter: filter === '' ? EVERY_CHANGE : filter, 'page[after]': after, 'page[limit]': String(LIST_PAGE_SIZE) })
   const loaded = useApiGet<EntityChange[]>(address)
-  const changes = loaded?.state === 'done' ? (loaded.answer.document.data ?? []) : []
-  const next = loaded?.state === 'done' ? loaded.answer.document.links?.next : undefined
-  const cursor = loaded?.state === 'done' ? loaded.answer.document.meta?.cursor : null
+  const { data: changes, next, cursor } = pageOf(loaded)
   return (
     <>
       <h1 tabIndex={-1}>Changes</h1>

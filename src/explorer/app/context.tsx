@@ -21,6 +21,13 @@ export function useExplorer(): Explorer {
 
 export type Loaded<T> = { state: 'loading' } | { state: 'done'; answer: ApiAnswer<T> } | { state: 'failed'; error: Error }
 
+/** A collection's resources, and where the next page starts, once `loaded` is done (none before). */
+export function pageOf<T>(loaded: Loaded<T[]> | null): { data: T[]; next: string | undefined; cursor: string | null } {
+  if (loaded?.state !== 'done') return { data: [], next: undefined, cursor: null }
+  const { document } = loaded.answer
+  return { data: document.data ?? [], next: document.links?.next, cursor: document.meta?.cursor ?? null }
+}
+
 /** GETs an address (none: nothing to load) again whenever it changes; a newer address aborts the older request. */
 export function useApiGet<T>(address: string | null): Loaded<T> | null {
   const { api, keyRefused } = useExplorer()

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import type { EntityResource, FacetCounts } from '../../client/types.js'
 import { FACET_FIELDS, type FacetField } from '../../contract/fields.js'
-import { errorText, Link, parameterError, useApiGet, useExplorer } from './context.js'
+import { errorText, Link, pageOf, parameterError, useApiGet, useExplorer } from './context.js'
 import { exportEntities, saveFile, type ExportFormat } from './export.js'
 import { narrowFilter } from './gffs.js'
 import { ApiRequest, EntityTable, FILTER_HINT, LIST_PAGE_SIZE, LoadState, QueryForm } from './parts.js'
@@ -19,9 +19,7 @@ export function EntitiesView({ filter, after }: { filter: string; after: string 
   const { api, navigate } = useExplorer()
   const address = api.address('/v1/entities', { filter: filter === '' ? null : filter, 'page[after]': after, 'page[limit]': String(LIST_PAGE_SIZE) })
   const loaded = useApiGet<EntityResource[]>(address)
-  const entities = loaded?.state === 'done' ? (loaded.answer.document.data ?? []) : []
-  const next = loaded?.state === 'done' ? loaded.answer.document.links?.next : undefined
-  const cursor = loaded?.state === 'done' ? loaded.answer.document.meta?.cursor : null
+  const { data: entities, next, cursor } = pageOf(loaded)
   return (
     <>
       <h1 tabIndex={-1}>Entities</h1>

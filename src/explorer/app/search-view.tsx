@@ -1,5 +1,5 @@
 import type { EntityResource } from '../../client/types.js'
-import { parameterError, useApiGet, useExplorer } from './context.js'
+import { pageOf, parameterError, useApiGet, useExplorer } from './context.js'
 import { ApiRequest, EntityTable, LoadState, QueryForm } from './parts.js'
 
 /** Hybrid search (full text and meaning, fused), ranked: up to 100 entities. */
@@ -7,7 +7,7 @@ export function SearchView({ q }: { q: string }) {
   const { api, navigate } = useExplorer()
   const address = q === '' ? null : api.address('/v1/search', { q })
   const loaded = useApiGet<EntityResource[]>(address)
-  const entities = loaded?.state === 'done' ? (loaded.answer.document.data ?? []) : []
+  const { data: entities } = pageOf(loaded)
   return (
     <>
       <h1 tabIndex={-1}>Search</h1>
