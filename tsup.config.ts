@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises'
 import { defineConfig } from 'tsup'
+import { explorerEsbuildPlugin } from './src/explorer/build.js'
 
 export default defineConfig({
   entry: {
@@ -29,6 +30,8 @@ export default defineConfig({
   splitting: true,
   // Bundled: as 300 modules of its own Kysely took 80 ms of a cold start, in one chunk a fraction.
   noExternal: ['kysely'],
+  // The explorer's page, bundled into a module of strings the registry serves (`explorer: true`).
+  esbuildPlugins: [explorerEsbuildPlugin],
   sourcemap: true,
   // The OpenAPI document ships beside the code, for tools that read it without running a server.
   async onSuccess() {

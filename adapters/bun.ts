@@ -24,7 +24,7 @@ interface BunRuntime {
   serve(options: {
     port: number
     hostname: string
-    fetch(request: Request): Promise<Response>
+    fetch(request: Request, server: { requestIP(request: Request): { address: string } | null }): Promise<Response>
     error(error: Error): Response
   }): { port: number; hostname: string; stop(closeActiveConnections?: boolean): Promise<void> | void }
 }
@@ -37,7 +37,10 @@ export async function serve(handler: HandlerSource, { port = 8080, hostname = '1
   const server = bun.serve({
     port,
     hostname,
-    fetch,
+    fetch: (request, server) => {
+      const address = server.requestIP(request)?.address
+      return fetch(request, address === undefined ? {} : { address })
+    },
     // toFetch answers every request itself; this is Bun's last resort, and must not print a stack.
     error: () => new Response(null, { status: 500 }),
   })

@@ -28,7 +28,7 @@ interface DenoRuntime {
       onListen(address: { hostname: string; port: number }): void
       onError(error: unknown): Response
     },
-    handler: (request: Request) => Promise<Response>,
+    handler: (request: Request, info: { remoteAddr: { hostname?: string } }) => Promise<Response>,
   ): { shutdown(): Promise<void> }
 }
 
@@ -50,7 +50,7 @@ export function serve(handler: HandlerSource, { port = 8080, hostname = '127.0.0
         // toFetch answers every request itself; this is Deno's last resort, and must not print a stack.
         onError: () => new Response(null, { status: 500 }),
       },
-      fetch,
+      (request, info) => fetch(request, info.remoteAddr.hostname === undefined ? {} : { address: info.remoteAddr.hostname }),
     )
   })
 }

@@ -10,6 +10,8 @@ export type { FetchHandler, HandlerSource } from './web.js'
 /** The part of Hattip's request context the registry needs; `@hattip/core`'s context has it. */
 export interface HattipRequestContext {
   request: Request
+  /** The client's address, as Hattip's adapter reads it (behind a proxy, with its `trustProxy`). */
+  ip?: string
 }
 
 export type HattipFetchHandler = (context: HattipRequestContext) => Promise<Response>
@@ -17,5 +19,5 @@ export type HattipFetchHandler = (context: HattipRequestContext) => Promise<Resp
 /** A Hattip handler over a fetch handler, or the promise of one. */
 export function createHattipHandler(handler: HandlerSource): HattipFetchHandler {
   const fetch = toFetch(handler)
-  return (context) => fetch(context.request)
+  return (context) => fetch(context.request, context.ip === undefined ? {} : { address: context.ip })
 }

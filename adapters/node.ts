@@ -3,11 +3,13 @@ import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import type { Answer, RequestView } from '../src/http/answer.js'
+import { isNodeBacked, NODE_READABLE } from '../src/blobs/node-backed-stream.js'
+import type { Answer, ClientInfo, RequestView } from '../src/http/answer.js'
 import {
   errorBody,
   FORBIDDEN_METHODS,
   firstValue,
+  forwardedClient,
   forwardedProtocol,
   internalError,
   methodNotAllowed,
@@ -19,7 +21,10 @@ import {
 export type { FetchHandler } from './refusal.js'
 
 export interface NodeHandlerOptions {
-  /** Take the public protocol and host from X-Forwarded-Proto / X-Forwarded-Host (behind a proxy you trust). */
+  /**
+   * Take the public protocol and host from X-Forwarded-Proto / X-Forwarded-Host, and the client's
+   * address from X-Forwarded-For (behind a proxy you trust).
+   */
   trustProxy?: boolean
   /**
    * A response whose client has read nothing for this long is closed (default 60000 ms; 0 never):
@@ -36,7 +41,7 @@ const ONE_CHUNK_LIMIT = 64 * 1024
 
 /** A handler that can answer without Web objects, as a registry does (`registry.answer`). */
 export interface AnsweringHandler extends FetchHandler {
-  answer(request: RequestView): Promise<Answer>
+  answer(request: RequestView, client?: ClientInfo): Promise<Answer>
 }
 
 /**
@@ -50,8 +55,8 @@ export interface AnsweringHandler extends FetchHandler {
 export function toNodeListener(handler: FetchHandler | AnsweringHandler, options: NodeHandlerOptions = {}) {
   const respond =
     'answer' in handler && typeof handler.answer === 'function'
-      ? (req: IncomingMessage, res: ServerResponse) => handler.answer(toRequestView(req, options)).then((answer) => writeAnswer(answer, res))
-      : (req: IncomingMessage, res: ServerResponse) => handler.fetch(toRequest(req, options)).then((response) => writeResponse(response, res))
+      ? (req: IncomingMessage, res: ServerResponse) => handler.answer(toRequestView(req, options), clientOf(req, options)).then((answer) => writeAnswer(answer, res))
+      : (req: IncomingMessage, res: ServerResponse) => handler.fetch(toRequest(req, options), clientOf(req, options)).then((response) => writeResponse(response, res))
   const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
   return (req: IncomingMessage, res: ServerResponse): void => {
     // The socket's inactivity timeout, for this response: no bytes taken by the connection for that
@@ -88,6 +93,11 @@ function methodAndUrl(req: IncomingMessage, { trustProxy }: NodeHandlerOptions):
   } catch {
     throw new RequestRefusal(400, 'bad_request', `the ${trustProxy && req.headers['x-forwarded-host'] ? 'X-Forwarded-Host' : 'Host'} header and the request target do not form a valid URL`)
   }
+}
+
+function clientOf(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): ClientInfo {
+  const address = (trustProxy ? forwardedClient(req.headers['x-forwarded-for']) : undefined) ?? req.socket.remoteAddress
+  return address === undefined ? {} : { address }
 }
 
 /** HTTP/2 pseudo-headers (":path") are not header names a `Request` has. */
@@ -219,9 +229,13 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
   await streamBody(response.body, res)
 }
 
-/** pipeline destroys the source when the client goes away, which cancels the Web stream. */
+/**
+ * pipeline destroys the source when the client goes away, which cancels the Web stream (or ends the
+ * Node stream behind it, piped as it is).
+ */
 function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
-  return pipeline(Readable.fromWeb(body as import('node:stream/web').ReadableStream), res).catch(() => undefined)
+  const source = isNodeBacked(body) ? body[NODE_READABLE]() : Readable.fromWeb(body as import('node:stream/web').ReadableStream)
+  return pipeline(source, res).catch(() => undefined)
 }
 
 export interface ServeOptions extends NodeHandlerOptions {

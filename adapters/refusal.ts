@@ -3,9 +3,11 @@
  * fails: JSON:API error documents, so that a client reads one shape of error whatever the runtime.
  */
 
-/** Anything with a Web-standard fetch handler, such as a registry. */
+import type { ClientInfo } from '../src/http/answer.js'
+
+/** Anything with a Web-standard fetch handler, such as a registry; `client` is for those that read it. */
 export interface FetchHandler {
-  fetch(request: Request): Promise<Response>
+  fetch(request: Request, client?: ClientInfo): Promise<Response>
 }
 
 /** Why a request was refused before it reached the handler. */
@@ -54,6 +56,15 @@ export const internalError = () => new RequestRefusal(500, 'internal_error', 'th
 export function firstValue(header: string | string[] | null | undefined): string | undefined {
   const value = Array.isArray(header) ? header[0] : header
   return value?.split(',')[0]?.trim() || undefined
+}
+
+/**
+ * The client's address as a trusted proxy saw it: the last of X-Forwarded-For's values, the one that
+ * proxy appended (those before it are whatever the client sent).
+ */
+export function forwardedClient(header: string | string[] | null | undefined): string | undefined {
+  const value = Array.isArray(header) ? header.at(-1) : header
+  return value?.split(',').at(-1)?.trim() || undefined
 }
 
 /** A trusted proxy's X-Forwarded-Proto, which must be http or https. */

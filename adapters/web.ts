@@ -6,6 +6,7 @@
 import {
   FORBIDDEN_METHODS,
   firstValue,
+  forwardedClient,
   forwardedProtocol,
   internalError,
   methodNotAllowed,
@@ -14,10 +15,15 @@ import {
   type FetchHandler,
 } from './refusal.js'
 
+import type { ClientInfo } from '../src/http/answer.js'
+
 export type { FetchHandler } from './refusal.js'
 
 export interface WebAdapterOptions {
-  /** Take the public protocol and host from X-Forwarded-Proto / X-Forwarded-Host (behind a proxy you trust). */
+  /**
+   * Take the public protocol and host from X-Forwarded-Proto / X-Forwarded-Host, and the client's
+   * address from X-Forwarded-For (behind a proxy you trust).
+   */
   trustProxy?: boolean
 }
 
@@ -32,7 +38,7 @@ export type HandlerSource = FetchHandler | Promise<FetchHandler> | (() => FetchH
  * A `(request) => response` function over a handler: it answers every request, with a 500 document
  * if the handler throws or never came to be.
  */
-export function toFetch(source: HandlerSource, options: WebAdapterOptions & EdgeOptions = {}): (request: Request) => Promise<Response> {
+export function toFetch(source: HandlerSource, options: WebAdapterOptions & EdgeOptions = {}): (request: Request, client?: ClientInfo) => Promise<Response> {
   let handler: Promise<FetchHandler> | undefined
   const ready = () => {
     if (handler === undefined) {
@@ -43,7 +49,7 @@ export function toFetch(source: HandlerSource, options: WebAdapterOptions & Edge
     return handler
   }
   if (typeof source !== 'function') ready()
-  return async (request) => {
+  return async (request, client = {}) => {
     let publicRequest: Request
     try {
       publicRequest = toPublicRequest(request, options)
@@ -51,7 +57,8 @@ export function toFetch(source: HandlerSource, options: WebAdapterOptions & Edge
       return refusalResponse(error instanceof RequestRefusal ? error : new RequestRefusal(400, 'bad_request', 'the request cannot be read'))
     }
     try {
-      return await (await ready()).fetch(publicRequest)
+      const address = (options.trustProxy ? forwardedClient(request.headers.get('x-forwarded-for')) : undefined) ?? client.address
+      return await (await ready()).fetch(publicRequest, address === undefined ? {} : { address })
     } catch {
       return refusalResponse(internalError())
     }

@@ -1,7 +1,9 @@
 // What a user gets over HTTP, side by side in one run: entity-registry as `entity-registry serve`
-// runs it (Node adapter, API key checked, rate limit and search off), a hand-written floor
-// (node:http, one prepared statement a request kind, stored JSON concatenated) and Fastify with the
-// same queries, each in its own process over the same data. On SQLite by default (better-sqlite3 in
+// runs it (Node adapter, API key checked, a rate limit no run reaches, search off), a hand-written
+// floor (node:http, one prepared statement a request kind, stored JSON concatenated), Fastify with
+// the same queries, and the contract peer (servers/fastify-contract.mjs: Fastify with the same
+// contract: key, CORS, rate limit, links, feed head), each in its own process over the same data.
+// Request logs are off in both that have them (`--log warn`; Fastify's logger is off unless asked). On SQLite by default (better-sqlite3 in
 // the floor); with --postgres on that server (a `pg` Pool of 10 with named prepared statements in
 // the floor, `serve --database` for the registry, whose pool is `pg`'s default of 10 too). autocannon
 // in this process, 10 connections; the servers are interleaved request kind by request kind, round by round.
@@ -153,10 +155,13 @@ async function load(server, path, duration) {
 const postgres = options.postgres === undefined ? undefined : await postgresData(options.postgres)
 const data = postgres?.data ?? (await sqliteData())
 const database = postgres === undefined ? [] : ['--database', postgres.database]
+// Both servers that keep the contract limit each key, at a limit no run reaches.
+const RATE_LIMIT = String(1_000_000_000)
 const servers = {
   floor: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database]),
   Fastify: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database, '--fastify']),
-  'entity-registry': await startServer(process.execPath, [join(root, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', '0', '--search', 'none', '--port', '0']),
+  'Fastify, contract': await startServer(process.execPath, [join(root, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT]),
+  'entity-registry': await startServer(process.execPath, [join(root, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--search', 'none', '--log', 'warn', '--port', '0']),
 }
 try {
   const bill = await (await fetch(`${servers['entity-registry'].url}/v1/entities/hr3590111`, { headers: { Authorization: `Bearer ${KEY}` } })).json()
@@ -194,13 +199,14 @@ try {
   // With a local PostgreSQL: the server's CPU time too (every process of it), as the Node process's is.
   const database = postgres?.postmaster !== undefined
   if (database) lines[1] += ' CPU / request: the Node process serving; PostgreSQL: the database server\'s processes, all of them.'
-  lines.push(`| request | server | req/s | p50 | p99 | CPU / request |${database ? ' PostgreSQL CPU / request |' : ''} req/s / floor |`)
-  lines.push(`|---|---|---|---|---|---|${database ? '---|' : ''}---|`)
+  lines.push(`| request | server | req/s | p50 | p99 | CPU / request |${database ? ' PostgreSQL CPU / request |' : ''} req/s / floor | req/s / contract peer |`)
+  lines.push(`|---|---|---|---|---|---|${database ? '---|' : ''}---|---|`)
   for (const [kind, byServer] of Object.entries(results)) {
     const floorRate = mean(byServer.floor, 'rate')
+    const peerRate = mean(byServer['Fastify, contract'], 'rate')
     for (const [name, runs] of Object.entries(byServer)) {
       const rate = mean(runs, 'rate')
-      lines.push(`| ${kind} | ${name} | ${Math.round(rate).toLocaleString('en')} | ${mean(runs, 'p50').toFixed(1)} ms | ${mean(runs, 'p99').toFixed(1)} ms | ${Math.round(mean(runs, 'cpu'))} us |${database ? ` ${Math.round(mean(runs, 'databaseCpu'))} us |` : ''} ${(rate / floorRate).toFixed(2)} |`)
+      lines.push(`| ${kind} | ${name} | ${Math.round(rate).toLocaleString('en')} | ${mean(runs, 'p50').toFixed(1)} ms | ${mean(runs, 'p99').toFixed(1)} ms | ${Math.round(mean(runs, 'cpu'))} us |${database ? ` ${Math.round(mean(runs, 'databaseCpu'))} us |` : ''} ${(rate / floorRate).toFixed(2)} | ${(rate / peerRate).toFixed(2)} |`)
     }
   }
   const table = lines.join('\n')

@@ -1,7 +1,7 @@
 // Shared helpers of the benchmarks: build a large store once (cached under bench/.data), time requests
 // through the registry's fetch handler (server time: routing, SQL, JSON), report percentiles.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -63,19 +63,28 @@ export function benchRegistry(store, options = {}) {
   return (path) => registry.fetch(new Request(`http://bench.local${path}`, { headers: { Authorization: `Bearer ${KEY}` } }))
 }
 
-/** Times `count` runs of `send(i)` (each reading the whole body); milliseconds. */
-export async function time(count, send) {
+/** Times `count` runs of `send(i)` (each reading the whole body, answered `status`); milliseconds. */
+export async function time(count, send, status = 200) {
   const samples = []
   for (let index = 0; index < count; index++) {
     const started = performance.now()
     const response = await send(index)
     await response.arrayBuffer()
     samples.push(performance.now() - started)
-    if (response.status !== 200) throw new Error(`status ${response.status}`)
+    if (response.status !== status) throw new Error(`status ${response.status}, not ${status}`)
   }
   samples.sort((a, b) => a - b)
   const at = (q) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]
   return { p50: at(0.5), p95: at(0.95), max: samples.at(-1), mean: samples.reduce((a, b) => a + b, 0) / samples.length }
+}
+
+/** Puts `lines` into bench/README.md between `<!-- name -->` and `<!-- /name -->` (`--write`). */
+export function writeReadmeSection(name, lines) {
+  const readme = join(ROOT, 'bench/README.md')
+  const text = readFileSync(readme, 'utf8')
+  const [start, end] = [`<!-- ${name} -->`, `<!-- /${name} -->`]
+  if (!text.includes(start) || !text.includes(end)) throw new Error(`bench/README.md has no ${start} ... ${end} markers`)
+  writeFileSync(readme, `${text.slice(0, text.indexOf(start) + start.length)}\n${lines.join('\n')}\n${text.slice(text.indexOf(end))}`)
 }
 
 export function machine() {

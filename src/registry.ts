@@ -1,14 +1,16 @@
-import { toResponse, withoutBody, type Answer, type RequestView } from './http/answer.js'
+import { toResponse, withoutBody, type Answer, type ClientInfo, type RequestView } from './http/answer.js'
 import { HttpError } from './http/errors.js'
+import { createExplorerRoute } from './http/explorer.js'
 import { Links } from './http/links.js'
 import { isAcceptable, isSupportedContentType } from './http/media-type.js'
 import { jsonApiAnswer } from './http/responses.js'
 import { ALLOWED_METHODS, createRouter } from './http/router.js'
-import type { Authenticator } from './ports/auth.js'
+import type { Authenticator, Principal } from './ports/auth.js'
 import type { BlobStore } from './ports/blob-store.js'
 import { isDependencyUnavailable } from './ports/dependency.js'
 import type { EntityStore } from './ports/entity-store.js'
 import type { RateLimitDecision, RateLimiter } from './ports/rate-limiter.js'
+import { createTokenBuckets } from './rate-limit/token-bucket.js'
 import type { Search } from './search/search-service.js'
 import type { RequestRecord, Telemetry } from './ports/telemetry.js'
 
@@ -18,12 +20,25 @@ export interface RegistryOptions {
   /** Rendition bytes; without it every download is 404. */
   blobs?: BlobStore
   /**
-   * Search (`createSearch`); without it `/v1/search` answers 500 search_failed. A promise (an index
-   * still opening) holds up search requests only, until it settles.
+   * Search (`createSearch`); without it `/v1/search` answers 404 search_disabled. A promise (an index
+   * still opening) holds up search requests only, until it settles; one that gives none (the index
+   * could not be opened) makes them 500 search_failed.
    */
   search?: Search | PromiseLike<Search | undefined>
   /** Without one, requests are not limited. */
   rateLimit?: RateLimiter
+  /**
+   * What a rate limit counts: each key's requests (`key`, default), or all the requests of an
+   * organization's keys together (`org`; a principal with no organization is counted by its key).
+   */
+  rateLimitScope?: 'key' | 'org'
+  /**
+   * Requests with a missing or wrong key allowed per minute from one client address (default 60; 0
+   * no limit): beyond, every request from that address answers 429 with `Retry-After` until the
+   * allowance refills, before its key is looked at. Kept in the process; counted only where the
+   * adapter knows the address (every adapter but Next.js's, and that one behind `trustProxy`).
+   */
+  authFailureLimit?: number
   /**
    * Where the API is mounted: an absolute URL (`https://api.example.org/registry`), on which links
    * are built whatever the request's origin, or a path (`/api/registry`), which links put after the
@@ -39,15 +54,21 @@ export interface RegistryOptions {
   onError?: (error: unknown, request: RequestView, requestId: string) => void
   /** Told of every request and of dependencies found away: metrics and access logs (`createTelemetry`). */
   telemetry?: Telemetry
+  /**
+   * Serve the explorer, a page to browse the registry, at `/` and `/explore` under the base path
+   * (default false). The page is public and holds no data: it asks for a key and calls the API with it.
+   */
+  explorer?: boolean
 }
 
 export interface Registry {
-  fetch(request: Request): Promise<Response>
+  /** `client`: what the adapter knows of the connection (its address, for the limit on failed keys). */
+  fetch(request: Request, client?: ClientInfo): Promise<Response>
   /**
    * What `fetch` answers, without Web `Request` and `Response` objects: the Node adapter serves this
    * (on Node they cost more than the rest of a request to the registry).
    */
-  answer(request: RequestView): Promise<Answer>
+  answer(request: RequestView, client?: ClientInfo): Promise<Answer>
 }
 
 const CORS_HEADERS = {
@@ -55,7 +76,7 @@ const CORS_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers':
-    'Content-Language, Content-Disposition, Content-Location, Content-Range, ETag, Link, Retry-After, RateLimit, RateLimit-Policy, Change-Feed-Head, X-Request-Id',
+    'Content-Language, Content-Disposition, Content-Location, Content-Range, ETag, Link, Retry-After, RateLimit, RateLimit-Policy, Change-Feed-Head, Search-Index-Lag, X-Request-Id',
 }
 
 const PREFLIGHT_HEADERS = {
@@ -75,9 +96,14 @@ export function createRegistry(options: RegistryOptions): Registry {
   const linkBase = (url: URL) => (pathOnly ? url.origin + basePath : base)
   const route = createRouter(basePath)
   const openApiPath = `${basePath}/v1/openapi.json`
+  const explorer = options.explorer === true ? createExplorerRoute(basePath) : undefined
   const changesWindow = options.changesWindow ?? 10_000
   const onError = options.onError ?? ((error) => console.error('entity-registry: unexpected error', error))
   const telemetry = options.telemetry ?? {}
+  const byOrganization = options.rateLimitScope === 'org'
+  const rateLimitKey = (principal: Principal) => (byOrganization && principal.org !== undefined ? `org:${principal.org}` : `key:${principal.id}`)
+  const authFailureLimit = options.authFailureLimit ?? 60
+  const authFailures = authFailureLimit > 0 ? createTokenBuckets({ limit: authFailureLimit }) : undefined
 
   const errorAnswer = (thrown: unknown, request: RequestView, requestId: string): Answer => {
     let error: HttpError
@@ -110,7 +136,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     return route({ request, url, links, head, store: options.store, blobs: options.blobs, search: options.search, changesWindow, trace })
   }
 
-  async function handle(request: RequestView, trace: Trace): Promise<Answer> {
+  async function handle(request: RequestView, address: string | undefined, trace: Trace): Promise<Answer> {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null }
     const url = new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
@@ -119,14 +145,28 @@ export function createRegistry(options: RegistryOptions): Registry {
       const { createOpenApiDocument } = await import('./http/openapi.js')
       return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(createOpenApiDocument(linkBase(url))) }
     }
+    if (explorer && (request.method === 'GET' || request.method === 'HEAD')) {
+      const page = await explorer(url.pathname)
+      if (page !== null) {
+        trace.route = '/explore'
+        return page
+      }
+    }
+    const failures = address === undefined ? undefined : authFailures?.peek(address)
+    if (failures?.allowed === false) {
+      throw new HttpError('rate_limited', `too many requests with a missing or wrong API key from this address; retry after ${failures.retryAfterSeconds} s`, undefined, {
+        'Retry-After': String(failures.retryAfterSeconds),
+      })
+    }
     const principal = await options.auth.authenticate(bearerToken(request), request)
     if (principal === null) {
+      if (address !== undefined) authFailures?.take(address)
       throw new HttpError('unauthorized', 'a valid API key is required: Authorization: Bearer <API_KEY>', undefined, {
         'WWW-Authenticate': 'Bearer',
       })
     }
     trace.principal = principal.id
-    const decision = await options.rateLimit?.take(principal.id)
+    const decision = await options.rateLimit?.take(rateLimitKey(principal))
     let answer: Answer
     if (decision?.counted === false) telemetry.rateLimitBypassed?.()
     if (decision && !decision.allowed) {
@@ -144,12 +184,12 @@ export function createRegistry(options: RegistryOptions): Registry {
     return answer
   }
 
-  async function answer(request: RequestView): Promise<Answer> {
+  async function answer(request: RequestView, client: ClientInfo = {}): Promise<Answer> {
     const started = performance.now()
     telemetry.requestStarted?.()
     const requestId = requestIdOf(request)
     const trace: Trace = { route: null, principal: null, requestId }
-    let answer = await handle(request, trace).catch((thrown: unknown) => errorAnswer(thrown, request, requestId))
+    let answer = await handle(request, client.address, trace).catch((thrown: unknown) => errorAnswer(thrown, request, requestId))
     // CORS on every answer; a HEAD answer keeps GET's headers and drops the body.
     Object.assign(answer.headers, CORS_HEADERS)
     answer.headers['X-Request-Id'] = requestId
@@ -166,7 +206,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     return answer
   }
 
-  return { answer, fetch: async (request) => toResponse(await answer(request)) }
+  return { answer, fetch: async (request, client) => toResponse(await answer(request, client)) }
 }
 
 type RouterContext = Parameters<ReturnType<typeof createRouter>>[0]

@@ -1,13 +1,13 @@
 // The floor: what a user could write in twenty lines over the registry's own database. One prepared
-// statement a request kind (better-sqlite3 over the SQLite file, or a named prepared statement
-// through a `pg` Pool), the stored snapshot JSON concatenated into the document, no authentication,
-// no validation. `--fastify` serves the same handlers through Fastify.
+// statement a request kind (queries.mjs), the stored snapshot JSON concatenated into the document,
+// no authentication, no validation. `--fastify` serves the same handlers through Fastify.
 // Usage: node floor.mjs <data dir> [--database postgres://…] [--fastify]; prints "listening on <url>".
 // The data dir holds the rendition blobs, and registry.sqlite unless --database names PostgreSQL.
 import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { openQueries, typeAndJurisdiction } from './queries.mjs'
 
 const { values: options, positionals } = parseArgs({
   allowPositionals: true,
@@ -15,36 +15,7 @@ const { values: options, positionals } = parseArgs({
 })
 const [data] = positionals
 
-const ENTITY = 'SELECT id, type, state, merged_into, snapshot FROM entities'
-const PAGE = `SELECT id, type, snapshot FROM entities WHERE state = 'canonical'`
-/** The queries of both back ends, with their parameters in order; `?` becomes `$n` on PostgreSQL. */
-const QUERIES = {
-  page: `${PAGE} AND id > ? ORDER BY id LIMIT ?`,
-  filtered: `${PAGE} AND type = ? AND jurisdiction = ? AND id > ? ORDER BY id LIMIT ?`,
-  entity: `${ENTITY} WHERE id = ?`,
-  changes: `SELECT seq, entity_id, change_type, snapshot FROM changes WHERE seq > ? AND type = ? AND jurisdiction = ? ORDER BY seq LIMIT ?`,
-}
-
-/** Per query name, `(...values) => rows` (an array, or a promise of one). */
-async function openQueries(database) {
-  if (database === undefined) {
-    const { default: Database } = await import('better-sqlite3')
-    const db = new Database(join(data, 'registry.sqlite'), { readonly: true })
-    return Object.fromEntries(Object.entries(QUERIES).map(([name, text]) => {
-      const statement = db.prepare(text)
-      return [name, (...values) => statement.all(...values)]
-    }))
-  }
-  // A pool as large as the load's connections, as `pg.Pool`'s default (and so the registry's) is.
-  const { default: pg } = await import('pg')
-  const pool = new pg.Pool({ connectionString: database, max: 10 })
-  return Object.fromEntries(Object.entries(QUERIES).map(([name, text]) => {
-    let n = 0
-    const query = { name, text: text.replace(/\?/g, () => `$${++n}`) }
-    return [name, async (...values) => (await pool.query({ ...query, values })).rows]
-  }))
-}
-const queries = await openQueries(options.database)
+const queries = await openQueries(data, options.database)
 
 const resource = (row) => `{"type":"${row.type ?? 'entity'}","id":"${row.id}","attributes":${row.snapshot}}`
 const page = (rows, limit) => `{"data":[${rows.slice(0, limit).map(resource).join(',')}],"meta":{"more":${rows.length > limit}}}`
@@ -56,11 +27,11 @@ async function answer(path, query) {
   if (path === '/v1/entities') {
     const filter = query.get('filter')
     if (filter === null) return json(page(await queries.page(after, limit + 1), limit))
-    const [type, jurisdiction] = filter.split(' ').map((qualifier) => qualifier.split(':')[1])
+    const [type, jurisdiction] = typeAndJurisdiction(filter)
     return json(page(await queries.filtered(type, jurisdiction, after, limit + 1), limit))
   }
   if (path === '/v1/entities/changes') {
-    const [type, jurisdiction] = query.get('filter').split(' ').map((qualifier) => qualifier.split(':')[1])
+    const [type, jurisdiction] = typeAndJurisdiction(query.get('filter'))
     const rows = await queries.changes(Number(after.replace('echg_', '') || 0), type, jurisdiction, limit)
     return json(`{"data":[${rows.map((row) => `{"type":"entity-change","id":"${row.seq}","attributes":${row.snapshot}}`).join(',')}]}`)
   }

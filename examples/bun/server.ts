@@ -8,6 +8,8 @@ const { registry, close } = await openEmbeddedRegistry({
   data: process.env.DATA_DIR ?? new URL('./.data', import.meta.url).pathname,
   demo: true,
   apiKeys: (process.env.ENTITY_REGISTRY_API_KEYS ?? '').split(',').filter((key) => key !== ''),
+  // The page to browse the registry, at / and /explore.
+  explorer: true,
 })
 const server = await serve(registry, { port: Number(process.env.PORT ?? 8080), hostname: process.env.HOST ?? '127.0.0.1' })
 console.log(`listening on ${server.url}`)

@@ -3,7 +3,7 @@
 // (src/memory/memory-store.ts), with its maps and arrays replaced by LMDB sub-databases.
 // `createWarehouse(backend)` supplies every write rule (upserts, tombstones, merges, drains); the
 // store only offers a transaction that reads entities and buffers writes, and the read side.
-import { createWarehouse, decodeChangeId, encodeChangeId, matchesQualifiers } from 'entity-registry'
+import { createWarehouse, decodeChangeId, encodeChangeId, matchesQualifiers, tallyFacets } from 'entity-registry'
 import { open } from 'lmdb'
 
 /**
@@ -18,6 +18,8 @@ import { open } from 'lmdb'
  * @typedef {import('entity-registry').NewChange} NewChange
  * @typedef {import('entity-registry').WarehouseBackend} WarehouseBackend
  * @typedef {import('entity-registry').WarehouseTransaction} WarehouseTransaction
+ * @typedef {import('entity-registry').StoredApiKey} StoredApiKey
+ * @typedef {import('entity-registry').StoredOrganization} StoredOrganization
  */
 
 /** At most this many entity rows are checked for one `listEntities` call, matching or not. */
@@ -30,7 +32,9 @@ export const SCAN_LIMIT = 10_000
  * - `private`: entity id -> the record's private fields (never served).
  * - `changes`: sequence number (1, 2, ...) -> StoredChange; its id is `encodeChangeId(sequence)`.
  * - `previous`: sequence number -> the public snapshot before that change (`scope: 'either'`).
- * - `keys`: SHA-256 hex of an API key -> true.
+ * - `keys`: SHA-256 hex of an API key -> StoredApiKey (never the key itself).
+ * - `keyIds`: a key's public id -> its hash, so that an id is unique and found without a scan.
+ * - `organizations`: name -> StoredOrganization.
  *
  * @param {{ path: string, scanLimit?: number }} options `path`: the directory (created if missing);
  *   `scanLimit`: the bound on rows one entity page checks (default `SCAN_LIMIT`).
@@ -42,7 +46,12 @@ export function createLmdbStore({ path, scanLimit = SCAN_LIMIT }) {
   const privateSnapshots = root.openDB('private', {})
   const changes = root.openDB('changes', {})
   const previousSnapshots = root.openDB('previous', {})
-  const keyHashes = root.openDB('keys', {})
+  const apiKeys = root.openDB('keys', {})
+  const apiKeyIds = root.openDB('keyIds', {})
+  const organizations = root.openDB('organizations', {})
+  /** @returns {StoredApiKey[]} */
+  const allApiKeys = () => [...apiKeys.getRange({}).map(({ value }) => value)]
+  const byText = (/** @type {string} */ a, /** @type {string} */ b) => (a < b ? -1 : a > b ? 1 : 0)
 
   /** The sequence number of the newest committed change, 0 for an empty feed. */
   const headSequence = () => {
@@ -140,6 +149,18 @@ export function createLmdbStore({ path, scanLimit = SCAN_LIMIT }) {
       return { entities: page, hasMore: false }
     },
 
+    // Counts read every matching entity (no index here): the registry keeps each answer until the
+    // feed moves, so a store this size answers them once per change.
+    async countFacets({ qualifiers, fields, limit }) {
+      const feedHead = headSequence()
+      const matching = entities
+        .getRange({})
+        .map(({ value }) => /** @type {StoredEntity} */ (value))
+        .filter((entity) => entity.state === 'canonical' && matchesQualifiers(qualifiers, entity.snapshot))
+        .map((entity) => entity.snapshot)
+      return { ...tallyFacets(matching, fields, limit), feedHead: feedHead > 0 ? encodeChangeId(feedHead) : null }
+    },
+
     async getEntity(id) {
       return /** @type {StoredEntity | undefined} */ (entities.get(id)) ?? null
     },
@@ -182,10 +203,43 @@ export function createLmdbStore({ path, scanLimit = SCAN_LIMIT }) {
       await root.close()
     },
 
-    hasKeyHash: async (hash) => keyHashes.doesExist(hash),
-    async addKeyHash(hash) {
-      await keyHashes.put(hash, true)
+    findApiKey: async (hash) => apiKeys.get(hash) ?? null,
+    async addApiKey({ hash, ...key }) {
+      // One write transaction: the checks and the writes see the same state.
+      return root.transactionSync(() => {
+        if (apiKeys.doesExist(hash) || apiKeyIds.doesExist(key.id)) return false
+        if (!organizations.doesExist(key.org)) organizations.put(key.org, { name: key.org, createdAt: key.createdAt })
+        apiKeys.put(hash, key)
+        apiKeyIds.put(key.id, hash)
+        return true
+      })
     },
-    countKeys: async () => keyHashes.getCount(),
+    listApiKeys: async ({ org } = {}) =>
+      allApiKeys()
+        .filter((key) => org === undefined || key.org === org)
+        .sort((a, b) => byText(a.org, b.org) || byText(a.createdAt, b.createdAt) || byText(a.id, b.id)),
+    async revokeApiKeys(which, revokedAt) {
+      return root.transactionSync(() => {
+        /** @type {string[]} */
+        const revoked = []
+        for (const { key: hash, value: key } of apiKeys.getRange({})) {
+          if (key.revokedAt !== null || ('id' in which ? key.id !== which.id : key.org !== which.org)) continue
+          apiKeys.put(hash, { ...key, revokedAt })
+          revoked.push(key.id)
+        }
+        return revoked.sort(byText)
+      })
+    },
+    async recordApiKeyUse(uses) {
+      root.transactionSync(() => {
+        for (const { id, usedAt } of uses) {
+          const hash = apiKeyIds.get(id)
+          const key = hash === undefined ? undefined : apiKeys.get(hash)
+          if (key && (key.lastUsedAt === null || key.lastUsedAt < usedAt)) apiKeys.put(hash, { ...key, lastUsedAt: usedAt })
+        }
+      })
+    },
+    listOrganizations: async () => [...organizations.getRange({}).map(({ value }) => value)],
+    countApiKeys: async () => apiKeys.getCount(),
   }
 }

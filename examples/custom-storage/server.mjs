@@ -11,7 +11,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { createApiKeyAuthenticator, createRegistry, generateApiKey, hashApiKey } from 'entity-registry'
+import { createApiKeyAuthenticator, createKeyManager, createRegistry } from 'entity-registry'
 import { createFileBlobStore, importNdjson, serve } from 'entity-registry/node'
 import { createLmdbStore } from './lmdb-store.mjs'
 
@@ -37,10 +37,9 @@ if ((await store.feedHead()) === null) {
   console.log(`imported the demo data: ${report.applied} entities`)
 }
 
-if (keys.length === 0 && (await store.countKeys()) === 0) {
+if (keys.length === 0 && (await store.countApiKeys()) === 0) {
   // No key configured: make one, keep only its hash in the store, and show it this once.
-  const key = generateApiKey()
-  await store.addKeyHash(await hashApiKey(key))
+  const { key } = await createKeyManager(store).createKey({ org: 'default' })
   console.log(`created an API key (shown once, kept only hashed): ${key}`)
 }
 

@@ -1,50 +1,123 @@
-import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import type { ApiKeyStore, Authenticator } from '../ports/auth.js'
-
-/** The only form in which a key is kept or compared: SHA-256, hex. */
-export async function hashApiKey(key: string): Promise<string> {
-  return keyHash(key)
-}
-
-/**
- * SHA-256 in JavaScript (noble), on every runtime: about 2 us a key, where Web Crypto's digest
- * costs 35 us on Node (a thread-pool round trip), a tenth of a whole list request.
- */
-function keyHash(key: string): string {
-  return bytesToHex(sha256(utf8ToBytes(key)))
-}
-
-/** A new random key: `er_` and 32 bytes of base64url (256 bits). */
-export function generateApiKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32))
-  const base64 = btoa(String.fromCharCode(...bytes))
-  return `er_${base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`
-}
+import type { ApiKeyStore, Authenticator, Principal, StoredApiKey } from '../ports/auth.js'
+import { isWellFormedApiKey, keyHash } from './key-format.js'
+import { stateOf } from './key-manager.js'
 
 export interface ApiKeyAuthenticatorOptions {
-  /** Keys given in configuration (plain text; only their hashes are kept). */
+  /**
+   * Keys given in configuration (plain text, any form; only their hashes are kept). Their principals
+   * are `configured-1`, `configured-2`… in the order given, so that no part of them shows in logs.
+   */
   keys?: Iterable<string>
-  /** Keys kept, hashed, in the store. */
+  /** Keys kept, hashed, in the store (`createKeyManager`, `entity-registry keys create`). */
   store?: ApiKeyStore
+  /**
+   * How long a store lookup, found or not, is reused (default 5000 ms): a key revoked or created in
+   * another process works as before for at most this long. Expiry takes effect at once.
+   */
+  cacheTtlMs?: number
+  /** Lookups kept at most (default 10,000), so that a flood of made-up keys cannot grow memory. */
+  cacheSize?: number
+  /** Told when recording a key's last use fails (the store away); the use is recorded at a later one. */
+  onError?: (error: unknown) => void
+  now?: () => number
 }
 
+export interface ApiKeyAuthenticator extends Authenticator {
+  /** Writes the last-use times not yet written; call it before closing the store. */
+  flush(): Promise<void>
+}
+
+/** A key's last use is written at most this often, from each instance. */
+const LAST_USED_INTERVAL_MS = 60_000
+/** A key's first use is written within this long. */
+const LAST_USED_DELAY_MS = 1000
+
 /**
- * Bearer API keys. Configured keys are compared by hash in constant time; a store lookup is by
- * hash too, so neither the key nor a timing signal about it reaches the database.
+ * Bearer API keys. Configured keys are compared by hash in constant time. A stored key is looked up
+ * by its hash (neither the key nor a timing signal about it reaches the database) once its checksum
+ * says it can be one, and the answer is reused for `cacheTtlMs`: most requests cost no round trip.
  */
-export function createApiKeyAuthenticator({ keys = [], store }: ApiKeyAuthenticatorOptions): Authenticator {
+export function createApiKeyAuthenticator({
+  keys = [],
+  store,
+  cacheTtlMs = 5000,
+  cacheSize = 10_000,
+  onError = () => {},
+  now = Date.now,
+}: ApiKeyAuthenticatorOptions): ApiKeyAuthenticator {
   const configured = [...keys].map(keyHash)
+  const lookups = new Map<string, { key: Promise<StoredApiKey | null>; until: number }>()
+  const lastUse = store ? createLastUseWriter(store, onError) : undefined
+
+  /** Concurrent requests with one key share one lookup; a failed lookup is not kept. */
+  function lookUp(hash: string, time: number): Promise<StoredApiKey | null> {
+    const cached = lookups.get(hash)
+    if (cached !== undefined && cached.until > time) return cached.key
+    lookups.delete(hash)
+    const key = store!.findApiKey(hash)
+    // Insertion order is expiry order: the first entry is the oldest.
+    lookups.set(hash, { key, until: time + cacheTtlMs })
+    if (lookups.size > cacheSize) lookups.delete(lookups.keys().next().value!)
+    key.catch(() => lookups.delete(hash))
+    return key
+  }
+
   return {
-    async authenticate(token) {
+    async authenticate(token): Promise<Principal | null> {
       if (token === null || token === '') return null
       const hash = keyHash(token)
       // Compare against every configured key, so the time taken does not depend on which matched.
-      let matched = false
-      for (const candidate of configured) matched = equalInConstantTime(candidate, hash) || matched
-      if (!matched && store) matched = await store.hasKeyHash(hash)
-      return matched ? { id: `key:${hash.slice(0, 16)}` } : null
+      let matched = -1
+      configured.forEach((candidate, index) => {
+        if (equalInConstantTime(candidate, hash)) matched = index
+      })
+      if (matched >= 0) return { id: `configured-${matched + 1}` }
+      if (store === undefined || !isWellFormedApiKey(token)) return null
+      const time = now()
+      const key = await lookUp(hash, time)
+      if (key === null || stateOf(key, new Date(time)) !== 'active') return null
+      lastUse!.used(key, time)
+      return { id: key.id, org: key.org }
     },
+    flush: async () => lastUse?.flush(),
+  }
+}
+
+/**
+ * Last-use times, written in batches: a key's first use within a second, then at most once a
+ * minute (a request never waits on it).
+ */
+function createLastUseWriter(store: ApiKeyStore, onError: (error: unknown) => void) {
+  const written = new Map<string, number>()
+  const pending = new Map<string, string>()
+  let timer: ReturnType<typeof setTimeout> | undefined
+
+  async function flush(): Promise<void> {
+    clearTimeout(timer)
+    timer = undefined
+    if (pending.size === 0) return
+    const uses = [...pending].map(([id, usedAt]) => ({ id, usedAt }))
+    pending.clear()
+    await store.recordApiKeyUse(uses).catch((error: unknown) => {
+      for (const { id } of uses) written.delete(id)
+      onError(error)
+    })
+  }
+
+  return {
+    used(key: StoredApiKey, time: number) {
+      // Another instance may have written it lately: the stored time counts as this one's last write.
+      const last = written.get(key.id) ?? (key.lastUsedAt === null ? undefined : Date.parse(key.lastUsedAt))
+      if (last !== undefined && time - last < LAST_USED_INTERVAL_MS) return
+      written.set(key.id, time)
+      pending.set(key.id, new Date(time).toISOString())
+      if (timer === undefined) {
+        timer = setTimeout(() => void flush(), LAST_USED_DELAY_MS)
+        // Node and Bun: a pending write does not hold the process open.
+        ;(timer as { unref?: () => void }).unref?.()
+      }
+    },
+    flush,
   }
 }
 

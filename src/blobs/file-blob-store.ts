@@ -5,6 +5,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web'
 import type { BlobInfo, BlobStore } from '../ports/blob-store.js'
+import { nodeBackedStream } from './node-backed-stream.js'
 
 const SAFE_KEY = /^[0-9A-Za-z_-]+$/
 
@@ -33,10 +34,10 @@ export function createFileBlobStore(directory: string): BlobStore {
     async get(key, range) {
       const path = pathOf(key)
       if ((await statOf(path)) === null) return null
-      // A stream read lazily: memory does not grow with the file, and cancelling it closes the file.
-      // Chunks of 16 KiB: a download whose client stopped reading holds one in each of its four
-      // stages (this stream, its Web wrapper, the adapter's, the socket's), some 64 KiB.
-      return Readable.toWeb(createReadStream(path, { ...range, highWaterMark: 16 * 1024 })) as ReadableStream<Uint8Array>
+      // Opened when read: memory does not grow with the file, and cancelling it closes the file. The
+      // Node adapter pipes the file stream to the socket as it is; a client that stopped reading then
+      // holds one 64 KiB chunk of it.
+      return nodeBackedStream(() => createReadStream(path, range))
     },
     async read(key, range) {
       try {

@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { ImportCommandOptions, ServeOptions } from './commands.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from '../node/embedder-name.js'
 import type { DataOptions } from '../node/data-dir.js'
+import type { KeysInvocation } from './keys-commands.js'
 import { LOG_FORMATS, LOG_LEVELS } from '../telemetry/log-levels.js'
 
 /** Bad usage: one line on stderr and exit code 2; nothing was done. */
@@ -14,7 +15,7 @@ export type Invocation =
   | { command: 'serve'; options: ServeOptions }
   | { command: 'import'; input: ImportCommandOptions; data: DataOptions }
   | { command: 'reindex'; data: DataOptions & { search?: string; embedder?: string } }
-  | { command: 'keys create'; data: DataOptions }
+  | KeysInvocation
 
 /** The most lines a transaction may take: a batch is held in memory until it commits. */
 const MAX_BATCH = 100_000
@@ -30,8 +31,9 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
   -h, --help        this help`
 
 const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory or a URI such as s3://bucket/path
-                    (default DIR/search of --data)
-  --embedder NAME   words (default: the bundled word vectors) or transformers:DIR (a transformers.js
+                    (default DIR/search of --data)`
+
+const EMBEDDER_HELP = `  --embedder NAME   words (default: the bundled word vectors) or transformers:DIR (a transformers.js
                     model in DIR; install @huggingface/transformers). Another embedder than the
                     index was built with needs "reindex --embedder NAME" first.`
 
@@ -42,7 +44,10 @@ Usage:
   entity-registry serve [options]              serve the API over HTTP
   entity-registry import FILE [options]        apply an NDJSON file (or - for stdin; gzip or not)
   entity-registry reindex [options]            rebuild the search index from the change feed
-  entity-registry keys create [options]        create an API key and print it once
+  entity-registry keys create --org NAME [options]
+                                               create an organization's API key, print it once
+  entity-registry keys list|revoke [options]   list keys, revoke one or an organization's
+  entity-registry orgs list [options]          list organizations and how many keys they have
   entity-registry help [COMMAND]               a command's options (also: COMMAND --help)
   entity-registry --version
 
@@ -59,6 +64,13 @@ ${DATA_HELP}
   --api-key KEY     an accepted API key (repeatable); also ENTITY_REGISTRY_API_KEYS=k1,k2 and keys
                     made by "keys create". With none at all, serve creates one and prints it once.
   --rate-limit N    requests per minute per key; 0 turns limiting off (default 600)
+  --rate-limit-scope key|org
+                    count the rate limit for each key (default) or for all the keys of an
+                    organization together
+  --auth-failure-limit N
+                    requests with a missing or wrong key allowed per minute from one client
+                    address; beyond, that address gets 429 until it slows down; 0: no limit
+                    (default 60)
   --redis URL       keep the rate limit in Redis (redis://host:6379), shared by every instance
   --redis-failure open|closed
                     while Redis is away: let requests through uncounted (open, the default) or
@@ -67,6 +79,7 @@ ${DATA_HELP}
   --base-url URL    public http(s) address the API is reached at, links are built on it
                     (default: taken from each request)
   --trust-proxy     take the public host from X-Forwarded-Host / X-Forwarded-Proto
+  --no-explorer     do not serve the explorer, the page to browse the registry at / and /explore
   --admin-port N    also serve /live, /ready and /metrics on this port, with no key (off unless given)
   --admin-host H    address of the admin listener (default 127.0.0.1)
   --log LEVEL       fatal, error, warn, info (default: a line per request), debug, trace or silent
@@ -75,7 +88,9 @@ ${DATA_HELP}
   --shutdown-timeout S
                     on SIGTERM or SIGINT, how long requests in flight may take to finish (default 10)
 ${SEARCH_HELP}
-                    The index follows the change feed in the background. "none": no search.`,
+                    The index follows the change feed in the background. "none": search switched
+                    off (/v1/search answers 404 search_disabled).
+${EMBEDDER_HELP}`,
   reindex: `Usage: entity-registry reindex [options]
 
 Rebuilds the search index from the store's change feed, showing progress and rate (needed after a
@@ -83,7 +98,8 @@ change of embedder). Stop the server that keeps the same index first: one writer
 
 Options:
 ${DATA_HELP}
-${SEARCH_HELP}`,
+${SEARCH_HELP}
+${EMBEDDER_HELP}`,
   import: `Usage: entity-registry import FILE [options]
 
 Applies an NDJSON file: each line an entity record, or {"op":"delete"|"drain","id"} or
@@ -96,11 +112,33 @@ Exit code: 0 all lines applied, 1 some line rejected (or the input broke off), 2
 Options:
   --batch N         lines applied per transaction, 1 to ${MAX_BATCH.toLocaleString('en-US')} (default 500)
 ${DATA_HELP}`,
-  keys: `Usage: entity-registry keys create [options]
+  keys: `Usage: entity-registry keys create --org NAME [--label TEXT] [--expires WHEN] [options]
+       entity-registry keys list [--org NAME] [--json] [options]
+       entity-registry keys revoke ID [options]
+       entity-registry keys revoke --org NAME [options]
 
-Creates an API key, prints it once, and keeps only its SHA-256 hash in the store.
+create  makes a key of organization NAME (the organization is made with its first key), prints it
+        once on standard output, and keeps only its SHA-256 hash.
+list    shows each key's public id (its first 11 characters), organization, label, created, expires,
+        last used (written within a second of a key's first use, then at most once a minute) and
+        state (active, expired, revoked); never the key or its hash.
+revoke  revokes the key with public id ID, or every key of an organization. A running server
+        refuses a revoked key within 5 seconds; an expired one at once.
+Key creation and revocation are logged on standard error as JSON lines (with the public id only).
 
 Options:
+  --org NAME        the organization: 1 to 64 letters, digits, ".", "_" or "-"
+  --label TEXT      what the key is for (create)
+  --expires WHEN    when the key stops working (create): 90d, 12h, 30m or 45s from now, or a date
+                    such as 2027-06-30 or 2027-06-30T12:00:00Z (default: never)
+  --json            list as a JSON array of { id, org, label, createdAt, expiresAt, lastUsedAt, state }
+${DATA_HELP}`,
+  orgs: `Usage: entity-registry orgs list [--json] [options]
+
+Lists the organizations (made by "keys create --org NAME") with their active and total keys.
+
+Options:
+  --json            as a JSON array of { name, createdAt, activeKeys, keys }
 ${DATA_HELP}`,
 }
 
@@ -118,9 +156,12 @@ const SERVE_OPTIONS = {
   host: { type: 'string', default: '127.0.0.1' },
   'api-key': { type: 'string', multiple: true, default: [] },
   'rate-limit': { type: 'string', default: '600' },
+  'rate-limit-scope': { type: 'string', default: 'key' },
+  'auth-failure-limit': { type: 'string', default: '60' },
   demo: { type: 'boolean', default: false },
   'base-url': { type: 'string' },
   'trust-proxy': { type: 'boolean', default: false },
+  'no-explorer': { type: 'boolean', default: false },
   search: { type: 'string' },
   embedder: { type: 'string' },
   redis: { type: 'string' },
@@ -137,13 +178,15 @@ const IMPORT_OPTIONS = { ...DATA_OPTIONS, batch: { type: 'string' } } satisfies 
 
 const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' }, embedder: { type: 'string' } } satisfies Options
 
-type CommandName = 'serve' | 'import' | 'reindex' | 'keys'
-const COMMANDS: CommandName[] = ['serve', 'import', 'reindex', 'keys']
+const KEYS_OPTIONS = { ...DATA_OPTIONS, org: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' }, json: { type: 'boolean', default: false } } satisfies Options
+
+type CommandName = 'serve' | 'import' | 'reindex' | 'keys' | 'orgs'
+const COMMANDS: CommandName[] = ['serve', 'import', 'reindex', 'keys', 'orgs']
 
 /** Reads the command line; throws a UsageError that names what is wrong. */
-export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv = process.env): Invocation {
+export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv = process.env, now = new Date()): Invocation {
   const [first, ...rest] = argv
-  if (first === undefined) throw new UsageError('name a command: serve, import, reindex or keys create (see entity-registry help)')
+  if (first === undefined) throw new UsageError('name a command: serve, import, reindex, keys or orgs (see entity-registry help)')
   if (first === '--version') return { command: 'version' }
   if (first === '--help' || first === '-h') return { command: 'help', text: HELP.general }
   if (first === 'help') {
@@ -165,9 +208,12 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           host: values.host,
           apiKeys: [...values['api-key'], ...environmentKeys].filter((key) => key !== ''),
           rateLimit: wholeNumber(values['rate-limit'], '--rate-limit'),
+          rateLimitScope: oneOf(values['rate-limit-scope'], '--rate-limit-scope', ['key', 'org'] as const),
+          authFailureLimit: wholeNumber(values['auth-failure-limit'], '--auth-failure-limit'),
           demo: values.demo,
           ...(values['base-url'] === undefined ? {} : { baseUrl: baseUrl(values['base-url']) }),
           trustProxy: values['trust-proxy'],
+          explorer: !values['no-explorer'],
           ...(values.search === undefined ? {} : { search: values.search }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
           ...(values.redis === undefined ? {} : { redis: values.redis }),
@@ -188,7 +234,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
         command,
         data: {
           ...dataOptions(values),
-          ...(values.search === undefined ? {} : { search: values.search }),
+          ...(values.search === undefined ? {} : { search: indexToRebuild(values.search) }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
         },
       }
@@ -205,19 +251,75 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
       const input = { source: positionals[0]!, ...(values.batch === undefined ? {} : { batchSize: batchSize(values.batch) }) }
       return { command, input, data: dataOptions(values) }
     }
-    case 'keys': {
-      const { values, positionals } = parse(command, rest, DATA_OPTIONS)
-      if (positionals.join(' ') !== 'create') {
-        throw new UsageError(`keys has one subcommand, "keys create"${positionals.length > 0 ? `, not "${positionals.join(' ')}"` : ''}`)
-      }
-      return { command: 'keys create', data: dataOptions(values) }
-    }
+    case 'keys':
+    case 'orgs':
+      return keysInvocation(command, rest, now)
   }
+}
+
+/** `keys create|list|revoke` and `orgs list`: each takes only the options that mean something to it. */
+function keysInvocation(command: 'keys' | 'orgs', args: string[], now: Date): KeysInvocation {
+  const { values, positionals } = parse(command, args, KEYS_OPTIONS)
+  const [subcommand, ...operands] = positionals
+  const invocation = `${command} ${subcommand ?? ''}`.trim()
+  const allowed: Record<string, string[]> = { 'keys create': ['org', 'label', 'expires'], 'keys list': ['org', 'json'], 'keys revoke': ['org'], 'orgs list': ['json'] }
+  if (allowed[invocation] === undefined) {
+    const subcommands = Object.keys(allowed).filter((name) => name.startsWith(command)).map((name) => `"${name}"`).join(', ')
+    throw new UsageError(`${command} takes ${subcommands}${subcommand === undefined ? '' : `, not "${invocation}"`} (see entity-registry help ${command})`)
+  }
+  const given = (['org', 'label', 'expires', 'json'] as const).filter((name) => values[name] !== undefined && values[name] !== false)
+  const stray = given.find((name) => !allowed[invocation]!.includes(name))
+  if (stray !== undefined) throw new UsageError(`${invocation} takes no --${stray} (see entity-registry help ${command})`)
+  const data = dataOptions(values)
+  switch (invocation) {
+    case 'keys create':
+      if (operands.length > 0) throw new UsageError(`keys create takes no arguments, not "${operands[0]}"`)
+      if (values.org === undefined) throw new UsageError('keys create needs --org NAME: the organization the key belongs to')
+      return {
+        command: invocation,
+        data,
+        org: values.org,
+        ...(values.label === undefined ? {} : { label: values.label }),
+        ...(values.expires === undefined ? {} : { expiresAt: expiry(values.expires, now) }),
+      }
+    case 'keys list':
+      if (operands.length > 0) throw new UsageError(`keys list takes no arguments, not "${operands[0]}"`)
+      return { command: invocation, data, json: values.json, ...(values.org === undefined ? {} : { org: values.org }) }
+    case 'keys revoke':
+      if (operands.length + (values.org === undefined ? 0 : 1) !== 1) throw new UsageError('keys revoke takes one key id, or --org NAME for all of its keys')
+      return { command: invocation, data, which: values.org === undefined ? { id: operands[0]! } : { org: values.org } }
+    default:
+      if (operands.length > 0) throw new UsageError(`orgs list takes no arguments, not "${operands[0]}"`)
+      return { command: 'orgs list', data, json: values.json }
+  }
+}
+
+/** `YYYY-MM-DD` names a day that exists (Date would take February 30th as March 2nd). */
+function isCalendarDay(text: string): boolean {
+  const [year, month, day] = text.split('-').map(Number) as [number, number, number]
+  return new Date(Date.UTC(year, month - 1, day)).toISOString().slice(0, 10) === text
+}
+
+const DURATION_UNITS_MS = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 }
+
+/** `--expires`: a duration from now (90d, 12h, 30m, 45s) or a date, which must be in the future. */
+function expiry(value: string, now: Date): Date {
+  const duration = /^(\d{1,6})([dhms])$/.exec(value)
+  const date = duration
+    ? new Date(now.getTime() + Number(duration[1]) * DURATION_UNITS_MS[duration[2] as keyof typeof DURATION_UNITS_MS])
+    : /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value) && isCalendarDay(value.slice(0, 10))
+      ? new Date(value)
+      : null
+  if (date === null || Number.isNaN(date.getTime())) {
+    throw new UsageError(`--expires takes a duration (90d, 12h, 30m, 45s) or a date (2027-06-30, 2027-06-30T12:00:00Z), not "${value}"`)
+  }
+  if (date.getTime() <= now.getTime()) throw new UsageError(`--expires ${value} is in the past; a key must expire in the future`)
+  return date
 }
 
 function commandNamed(word: string): CommandName {
   if ((COMMANDS as string[]).includes(word)) return word as CommandName
-  throw new UsageError(`unknown command "${word}": use serve, import, reindex or keys create (see entity-registry help)`)
+  throw new UsageError(`unknown command "${word}": use serve, import, reindex, keys or orgs (see entity-registry help)`)
 }
 
 /** node:util's parser, its errors cut to their first sentence ("Unknown option '--x'"). */
@@ -258,6 +360,12 @@ function database(value: string): string {
     throw new UsageError(`--database: ${scheme} is not supported; use a SQLite file path, postgres://… or pglite:DIR`)
   }
   return value
+}
+
+/** `none` switches search off when serving; there is then nothing to rebuild. */
+function indexToRebuild(value: string): string {
+  if (value !== 'none') return value
+  throw new UsageError('reindex needs a search index: --search takes a directory or a LanceDB URI, not "none"')
 }
 
 function embedder(value: string): string {

@@ -1,6 +1,5 @@
 import { stat } from 'node:fs/promises'
 import { serve as serveNode } from '../../adapters/node.js'
-import { generateApiKey, hashApiKey } from '../auth/api-keys.js'
 import { importFile, openEmbeddedRegistry, type EmbeddedRegistryOptions } from '../node/embedded-registry.js'
 import type { Registry } from '../registry.js'
 import { isDependencyUnavailable } from '../ports/dependency.js'
@@ -107,17 +106,6 @@ export async function importCommand({ source, batchSize }: ImportCommandOptions,
     const cause = error.cause.cause instanceof Error ? ` (${error.cause.cause.message})` : ''
     warn(`import: the store became unavailable at line ${error.line}: ${error.cause.message}${cause}; the lines before it are applied, none from it on`)
     return false
-  } finally {
-    await data.store.close()
-  }
-}
-
-export async function createKeyCommand(options: DataOptions, print: Print): Promise<void> {
-  const data = await openData(options)
-  try {
-    const key = generateApiKey()
-    await data.store.addKeyHash(await hashApiKey(key))
-    print(key)
   } finally {
     await data.store.close()
   }

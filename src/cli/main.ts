@@ -34,7 +34,10 @@ async function run(invocation: Invocation): Promise<number> {
       await (await commands()).reindexCommand(invocation.data, print)
       return 0
     case 'keys create':
-      await (await commands()).createKeyCommand(invocation.data, print)
+    case 'keys list':
+    case 'keys revoke':
+    case 'orgs list':
+      await (await import('./keys-commands.js')).keysCommand(invocation, print)
       return 0
   }
 }

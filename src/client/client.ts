@@ -1,7 +1,8 @@
 import { registryErrorOf, RegistryError } from './errors.js'
 import { mirror, type MirrorOptions, type MirrorResult } from './mirror.js'
 import { isRetryableStatus, retryDelayMs, sleep, type RetryOptions } from './retry.js'
-import type { EntityChange, EntityResource, Page } from './types.js'
+import type { FacetField } from '../contract/fields.js'
+import type { EntityChange, EntityResource, FacetCounts, Page } from './types.js'
 
 export interface ClientOptions {
   /** Where the registry is mounted, e.g. `https://api.example.org/registry` (`/v1/...` follows it). */
@@ -55,6 +56,11 @@ export interface RegistryClient {
   changePages(options?: ChangesOptions): AsyncIterable<Page<EntityChange>>
   /** Up to 100 entities ranked for `q` (GFFS: qualifiers filter, words and phrases rank). */
   search(q: string, options?: { signal?: AbortSignal }): Promise<EntityResource[]>
+  /**
+   * Facet counts (`/v1/facets`): the entities `filter` matches, and for each of `fields` (default all:
+   * type, jurisdiction, localType, authority, status) its 50 most frequent values with their counts.
+   */
+  facets(options?: { filter?: string; fields?: readonly FacetField[]; signal?: AbortSignal }): Promise<FacetCounts>
   /** A rendition's bytes, by its `links.content` address. */
   download(contentUrl: string, options?: DownloadOptions): Promise<Download>
   /** Keeps a copy of a filtered subset: back-fill, then follow the feed; see `MirrorOptions`. */
@@ -146,6 +152,11 @@ export function createClient(options: ClientOptions): RegistryClient {
     changes: (changesOptions = {}) => items(client.changePages(changesOptions)),
     async search(q, { signal } = {}) {
       return (await document<EntityResource[]>(address('/v1/search', { q }), signal)).document.data
+    },
+    async facets({ filter, fields, signal } = {}) {
+      const url = address('/v1/facets', { filter, fields: fields?.join(',') })
+      const response = await request(url, { Accept: JSON_API }, signal)
+      return ((await response.json()) as { meta: FacetCounts }).meta
     },
     async download(contentUrl, { range, signal } = {}) {
       const headers: Record<string, string> = range ? { Range: `bytes=${range.start}-${range.end ?? ''}` } : {}

@@ -3,4 +3,4 @@ export { createClient, type ClientOptions, type RegistryClient, type ListOptions
 export { mirror, type MirrorOptions, type MirrorCheckpoint, type MirrorResult } from './mirror.js'
 export { RegistryError, type ApiErrorObject } from './errors.js'
 export type { RetryOptions } from './retry.js'
-export type { EntityResource, EntityChange, Page } from './types.js'
+export type { EntityResource, EntityChange, FacetCounts, Page } from './types.js'

@@ -35,6 +35,13 @@ export const CONTRACT_COLUMNS = {
   status: 'status',
 } as const satisfies Record<ContractField, string>
 
+/**
+ * The fields `/v1/facets` counts: those whose values name categories (each has an index over
+ * canonical entities). Names, titles, identifiers and dates have about as many values as entities.
+ */
+export const FACET_FIELDS = ['type', 'jurisdiction', 'localType', 'authority', 'status'] as const satisfies readonly ContractField[]
+export type FacetField = (typeof FACET_FIELDS)[number]
+
 /** Top-level public snapshot keys that `changedKeys` may list. */
 export type PublicKey = ContractField | 'texts'
 export const PUBLIC_KEYS: readonly PublicKey[] = [...CONTRACT_FIELDS, 'texts']

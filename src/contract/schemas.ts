@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ATTRIBUTE_FIELDS } from './fields.js'
+import { ATTRIBUTE_FIELDS, FACET_FIELDS, type FacetField } from './fields.js'
 import { ENTITY_ID_PATTERN, RENDITION_ID_PATTERN, TEXT_ID_PATTERN } from './ids.js'
 
 /** zod schemas of the interface's resources and documents (spec part 2), strict where the spec is. */
@@ -83,6 +83,17 @@ export const changesDocumentSchema = z.strictObject({
   data: z.array(entityChangeResourceSchema),
   links: pagedLinks,
   meta: cursorMeta,
+})
+
+const facetValuesSchema = z.array(z.strictObject({ value: z.string(), count: z.number().int().positive() }))
+
+/** `/v1/facets`: no `data`; the counts in `meta`. */
+export const facetsDocumentSchema = z.strictObject({
+  links: z.strictObject({ self: z.url() }),
+  meta: z.strictObject({
+    total: z.number().int().nonnegative(),
+    facets: z.strictObject(Object.fromEntries(FACET_FIELDS.map((field) => [field, facetValuesSchema.optional()])) as Record<FacetField, z.ZodOptional<typeof facetValuesSchema>>),
+  }),
 })
 
 export const errorDocumentSchema = z.strictObject({

@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { bundledAsset } from '../bundled-asset.js'
 
 /** The word vectors of assets/word-vectors.bin (scripts/build-word-vectors.mjs writes it). */
 export interface WordVectors {
@@ -20,19 +18,8 @@ export interface WordVectors {
   sifA: number
 }
 
-/** The cache shipped in the package: found upwards of this module, wherever the bundler put it. */
-function bundledFile(): string {
-  let directory = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(directory, 'assets', 'word-vectors.bin'))) {
-    const parent = dirname(directory)
-    if (parent === directory) throw new Error('the word vectors (assets/word-vectors.bin) are missing from this installation')
-    directory = parent
-  }
-  return join(directory, 'assets', 'word-vectors.bin')
-}
-
 /** Reads the cache: about 11 MB, in tens of milliseconds. */
-export async function loadWordVectors(file: URL | string = bundledFile()): Promise<WordVectors> {
+export async function loadWordVectors(file: URL | string = bundledAsset('word-vectors.bin')): Promise<WordVectors> {
   const buffer = await readFile(file)
   const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength)
   if (buffer.toString('latin1', 0, 5) !== 'ERWV1') throw new Error(`${String(file)} is not a word-vector cache`)

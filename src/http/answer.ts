@@ -9,6 +9,12 @@ export interface RequestView {
   readonly headers: { get(name: string): string | null }
 }
 
+/** What an adapter knows of the connection a request came on. */
+export interface ClientInfo {
+  /** The client's IP address; behind a trusted proxy (`trustProxy`), the one the proxy saw. */
+  address?: string
+}
+
 /** A response before it is a Web `Response`: `registry.answer` gives it, and the Node adapter writes it as it is. */
 export interface Answer {
   status: number

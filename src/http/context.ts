@@ -15,7 +15,7 @@ export interface RequestContext {
   head: boolean
   store: EntityStore
   blobs: BlobStore | undefined
-  /** Absent (or a promise that gives none): the server answers searches with 500 search_failed. */
+  /** Absent: search is switched off (404 search_disabled); a promise that gives none: 500 search_failed. */
   search: Search | PromiseLike<Search | undefined> | undefined
   /** How many change records one changes request scans at most. */
   changesWindow: number

@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'invalid_pagination'
   | 'invalid_id'
   | 'unknown_parameter'
+  | 'filter_too_broad'
   | 'unauthorized'
   | 'not_found'
   | 'method_not_allowed'
@@ -13,8 +14,8 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'range_not_satisfiable'
   | 'rate_limited'
+  | 'search_disabled'
   | 'search_failed'
-  | 'search_unavailable'
   | 'store_unavailable'
   | 'blobs_unavailable'
   | 'rate_limit_unavailable'
@@ -28,6 +29,7 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   invalid_pagination: [400, 'Invalid pagination'],
   invalid_id: [400, 'Invalid id'],
   unknown_parameter: [400, 'Unknown parameter'],
+  filter_too_broad: [400, 'Filter too broad'],
   unauthorized: [401, 'Unauthorized'],
   not_found: [404, 'Not found'],
   method_not_allowed: [405, 'Method not allowed'],
@@ -35,8 +37,8 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   unsupported_media_type: [415, 'Unsupported media type'],
   range_not_satisfiable: [416, 'Range not satisfiable'],
   rate_limited: [429, 'Too many requests'],
+  search_disabled: [404, 'Search disabled'],
   search_failed: [500, 'Search failed'],
-  search_unavailable: [503, 'Search unavailable'],
   store_unavailable: [503, 'Store unavailable'],
   blobs_unavailable: [503, 'Renditions unavailable'],
   rate_limit_unavailable: [503, 'Rate limiter unavailable'],

@@ -6,9 +6,12 @@ import {
   entityDocumentSchema,
   entityResourceSchema,
   errorDocumentSchema,
+  facetsDocumentSchema,
   searchDocumentSchema,
 } from '../contract/schemas.js'
+import { FACET_FIELDS } from '../contract/fields.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
+import { SEARCH_INDEX_LAG_HEADER } from './search.js'
 
 /** The schemas the document names, by component name. */
 const COMPONENTS = {
@@ -18,6 +21,7 @@ const COMPONENTS = {
   EntityDocument: entityDocumentSchema,
   ChangesDocument: changesDocumentSchema,
   SearchDocument: searchDocumentSchema,
+  FacetsDocument: facetsDocumentSchema,
   ErrorDocument: errorDocumentSchema,
 } as const
 
@@ -29,6 +33,12 @@ const error = (description: string) => ({ description, ...jsonApi('ErrorDocument
 const header = (description: string, required = false) => ({ description, required, schema: { type: 'string' } })
 
 const FEED_HEAD = { 'Change-Feed-Head': header('The newest change visible when the request was served (`echg_...`; absent while the feed is empty).') }
+const SEARCH_INDEX_LAG = {
+  [SEARCH_INDEX_LAG_HEADER]: header(
+    'Changes of the feed the search index had not applied yet (0: current). Search answers while the index catches up; every result is checked against the store, so a lag can only leave out a recent change, never return a deleted or merged entity.',
+    true,
+  ),
+}
 const PAGE_HEADERS = { ...FEED_HEAD, Link: header('RFC 8288 `<...>; rel="next"`: the same address as `links.next`.') }
 const RATE_LIMIT_HEADERS = {
   RateLimit: header('IETF draft-ietf-httpapi-ratelimit-headers: `"default";r=REMAINING;t=SECONDS` (when a rate limit is configured).'),
@@ -40,7 +50,7 @@ const withRetryAfter = (description: string) => ({ ...error(description), header
 const COMMON_ERRORS = {
   '401': error('Missing or invalid API key (`WWW-Authenticate: Bearer`).'),
   '406': error('Accept allows JSON:API only with media type parameters other than ext and profile.'),
-  '429': withRetryAfter('Rate limit exceeded.'),
+  '429': withRetryAfter("Rate limit exceeded: the key's (or its organization's), or that of requests with a missing or wrong key from this client address."),
   '503': withRetryAfter('A dependency is away: the store (`store_unavailable`) or the rate limiter (`rate_limit_unavailable`).'),
 }
 
@@ -59,7 +69,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
       title: 'entity-registry',
       // The interface's version (docs/registry-interface-v1.md), not the package's.
       version: '1',
-      description: 'A read-only JSON:API over warehouse entities: list, get (following merges), search, change feed, rendition downloads.',
+      description: 'A read-only JSON:API over warehouse entities: list, get (following merges), search, facet counts, change feed, rendition downloads.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: serverUrl }],
@@ -145,11 +155,26 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
           summary: 'Up to 100 entities: qualifiers filter, words and phrases rank (full text and semantic, fused)',
           parameters: [query('q', 'GFFS: qualifiers, words, "phrases", -exclusions.', { type: 'string', maxLength: 1000 }, true)],
           responses: {
-            '200': { description: 'The ranked entities.', headers: { ...FEED_HEAD, ...RATE_LIMIT_HEADERS }, ...jsonApi('SearchDocument') },
+            '200': { description: 'The ranked entities.', headers: { ...FEED_HEAD, ...SEARCH_INDEX_LAG, ...RATE_LIMIT_HEADERS }, ...jsonApi('SearchDocument') },
             '400': error('Missing or invalid q.'),
+            '404': error('Search is switched off on this server (`search_disabled`).'),
             '500': error('Search failed (`search_failed`).'),
             ...COMMON_ERRORS,
-            '503': withRetryAfter('The search index is being built (`search_unavailable`), or a dependency is away (`store_unavailable`, `rate_limit_unavailable`).'),
+          },
+        },
+      },
+      '/v1/facets': {
+        get: {
+          operationId: 'facets',
+          summary: 'How many canonical entities a filter matches, and how many have each value of the fields asked (at most 50 a field, most frequent first)',
+          parameters: [
+            query('filter', 'GFFS qualifiers, as a list filter takes them.', { type: 'string', maxLength: 1000 }),
+            query('fields', `Comma-separated: ${FACET_FIELDS.join(', ')} (default: all of them).`, { type: 'string' }),
+          ],
+          responses: {
+            '200': { description: 'The counts, in `meta`; no `data`.', headers: { ...FEED_HEAD, ...RATE_LIMIT_HEADERS }, ...jsonApi('FacetsDocument') },
+            '400': error('Invalid filter, a filter too broad to count (`filter_too_broad`), or a field that cannot be counted (`source.parameter` names it).'),
+            ...COMMON_ERRORS,
           },
         },
       },

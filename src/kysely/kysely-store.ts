@@ -5,6 +5,8 @@ import type { RegistryStore } from '../ports/store.js'
 import { createWarehouse } from '../warehouse/operations.js'
 import { planFilter, windowFor } from './filter-plan.js'
 import { qualifiersToSql } from './gffs-to-sql.js'
+import { createKyselyApiKeyStore } from './kysely-api-key-store.js'
+import { countFacets } from './facet-counts.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from './query-shapes.js'
@@ -19,6 +21,11 @@ export interface StoreTuning {
    * filters). Bounds every request's cost: a sparse filter answers short pages that move past it.
    */
   listWindow?: number
+  /**
+   * Entities a facet count may read for a filter on fields other than the facet fields (default
+   * 100,000): past it, the filter is refused as too broad. Filters on facet fields alone read none.
+   */
+  facetScanLimit?: number
 }
 
 export interface KyselyStoreOptions<DB = unknown> extends StoreTuning {
@@ -189,28 +196,11 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
 
     feedHead: readFeedHead,
 
+    countFacets: (query) => countFacets(db, dialect, query, options.facetScanLimit ?? 100_000),
+
     isChangeId: (id) => decodeChangeId(id) !== null,
 
-    async hasKeyHash(hash) {
-      const row = await db.selectFrom('api_keys').select('key_hash').where('key_hash', '=', hash).executeTakeFirst()
-      return row !== undefined
-    },
-
-    async addKeyHash(hash) {
-      await db
-        .insertInto('api_keys')
-        .values({ key_hash: hash, created_at: new Date().toISOString() })
-        .onConflict((conflict) => conflict.column('key_hash').doNothing())
-        .execute()
-    },
-
-    async countKeys() {
-      const { count } = await db
-        .selectFrom('api_keys')
-        .select((eb) => eb.fn.countAll().as('count'))
-        .executeTakeFirstOrThrow()
-      return Number(count)
-    },
+    ...createKyselyApiKeyStore(db),
   }
 }
 

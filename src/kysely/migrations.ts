@@ -3,6 +3,7 @@ import { Migrator, type Migration } from 'kysely/migration'
 import { CONTRACT_COLUMNS } from '../contract/fields.js'
 import { renderEntityResource } from '../contract/resource-json.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn } from './schema.js'
+import { facetCountsMigration } from './facet-counts.js'
 import { overriding } from './overriding.js'
 import type { SqlDialect } from './sql-dialect.js'
 
@@ -94,6 +95,36 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
           if (rows.length < RENDER_BATCH) break
           after = rows.at(-1)!.id
         }
+      },
+    },
+    // Keys belong to organizations and have a lifecycle; the keys before move to `default`, with a
+    // public id made from their hash (the key itself was never kept).
+    '0005_organizations_and_keys': {
+      async up(db: Kysely<any>) {
+        await db.schema.createTable('organizations').addColumn('name', text, (column) => column.primaryKey()).addColumn('created_at', text, (column) => column.notNull()).execute()
+        await db.schema.alterTable('api_keys').renameTo('api_keys_before_organizations').execute()
+        await db.schema
+          .createTable('api_keys')
+          .addColumn('key_hash', text, (column) => column.primaryKey())
+          .addColumn('id', text, (column) => column.notNull().unique())
+          .addColumn('org', text, (column) => column.notNull())
+          .addColumn('label', text)
+          .addColumn('created_at', text, (column) => column.notNull())
+          .addColumn('expires_at', text)
+          .addColumn('last_used_at', text)
+          .addColumn('revoked_at', text)
+          .execute()
+        await db.schema.createIndex('api_keys_org').on('api_keys').columns(['org', 'created_at', 'id']).execute()
+        await sql`insert into organizations (name, created_at)
+          select 'default', min(created_at) from api_keys_before_organizations having count(*) > 0`.execute(db)
+        await sql`insert into api_keys (key_hash, id, org, created_at)
+          select key_hash, 'legacy_' || substr(key_hash, 1, 10), 'default', created_at from api_keys_before_organizations`.execute(db)
+        await db.schema.dropTable('api_keys_before_organizations').execute()
+      },
+    },
+    '0006_facet_counts': {
+      async up(db: Kysely<any>) {
+        for (const statement of facetCountsMigration(dialect)) await statement.execute(db)
       },
     },
   }

@@ -43,6 +43,18 @@ export interface ChangesTable extends ContractColumns, PreviousContractColumns {
 export interface ApiKeysTable {
   /** SHA-256 of the key, hex. */
   key_hash: string
+  /** The key's public id; unique. */
+  id: string
+  org: string
+  label: string | null
+  created_at: string
+  expires_at: string | null
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
+export interface OrganizationsTable {
+  name: string
   created_at: string
 }
 
@@ -50,6 +62,7 @@ export interface RegistryDatabase {
   entities: EntitiesTable
   changes: ChangesTable
   api_keys: ApiKeysTable
+  organizations: OrganizationsTable
 }
 
 /** The previous-snapshot columns of a change; rows written before they existed hold nulls. */

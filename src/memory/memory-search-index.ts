@@ -1,15 +1,43 @@
 import type { PublicSnapshot } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
-import type { IndexedEntity, IndexState, SearchIndex } from '../ports/search-index.js'
-import { containsPhrase } from '../search/text.js'
+import type { IndexedEntity, IndexState, SearchIndex, TextHit } from '../ports/search-index.js'
+import { containsPhrase, editDistance, MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from '../search/text.js'
 
 /** BM25's usual constants (Lucene's, Elasticsearch's). */
 const K1 = 1.2
 const B = 0.75
 
+/** One field's terms of every entity, and BM25 over them. */
+class Field {
+  private readonly frequency = new Map<string, number>()
+  private readonly averageLength: number
+  constructor(
+    private readonly count: number,
+    termsOf: Iterable<readonly string[]>,
+  ) {
+    let length = 0
+    for (const terms of termsOf) {
+      length += terms.length
+      for (const term of new Set(terms)) this.frequency.set(term, (this.frequency.get(term) ?? 0) + 1)
+    }
+    this.averageLength = length / Math.max(1, count)
+  }
+  /** Document frequency of a term, or of a phrase counted by `holders`. */
+  idf(holders: number): number {
+    return Math.log(1 + (this.count - holders + 0.5) / (holders + 0.5))
+  }
+  termIdf(term: string): number {
+    return this.idf(this.frequency.get(term) ?? 0)
+  }
+  score(occurrences: number, length: number, idf: number): number {
+    if (occurrences === 0) return 0
+    return (idf * occurrences * (K1 + 1)) / (occurrences + K1 * (1 - B + (B * length) / this.averageLength))
+  }
+}
+
 /**
- * The search index in memory, exact on both sides: BM25 over every matching document, cosine over
- * every vector. The reference that the LanceDB index is tested against; for tests and small data.
+ * The search index in memory, exact on both sides: BM25 over every document, cosine over every
+ * vector. The reference that the LanceDB index is tested against; for tests and small data.
  */
 export function createMemorySearchIndex(): SearchIndex {
   const entities = new Map<string, IndexedEntity>()
@@ -22,36 +50,47 @@ export function createMemorySearchIndex(): SearchIndex {
     state: async () => ({ ...state }),
     async apply({ upserts, removals, state: next }) {
       for (const id of removals) entities.delete(id)
-      for (const entity of upserts) entities.set(entity.id, { ...entity, tokens: [...entity.tokens], vector: entity.vector.slice() })
+      for (const entity of upserts) entities.set(entity.id, { ...entity, tokens: [...entity.tokens], names: [...entity.names], vector: entity.vector.slice() })
       state = { ...next }
     },
-    async fullText(terms, qualifiers, limit) {
+    async fullText({ words, phrases }, qualifiers, limit) {
+      // Statistics over the whole index, as a full-text engine keeps them.
       const all = [...entities.values()]
-      const averageLength = all.reduce((sum, entity) => sum + entity.tokens.length, 0) / Math.max(1, all.length)
-      // Document frequencies over the whole index, as a full-text engine keeps them.
-      const frequency = (term: string[]) => all.filter((entity) => matchesTerm(entity.tokens, term)).length
-      const idf = terms.map((term) => {
-        const n = frequency(term)
-        return Math.log(1 + (all.length - n + 0.5) / (n + 0.5))
-      })
-      const scored = candidates(qualifiers)
-        .filter((entity) => terms.every((term) => matchesTerm(entity.tokens, term)))
-        .map((entity) => {
-          const score = terms.reduce((sum, term, index) => {
-            const occurrences = countTerm(entity.tokens, term)
-            const norm = K1 * (1 - B + (B * entity.tokens.length) / averageLength)
-            return sum + (idf[index]! * occurrences * (K1 + 1)) / (occurrences + norm)
-          }, 0)
-          return { id: entity.id, score }
-        })
-      return scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, limit).map((hit) => hit.id)
+      const trigramsOfEntity = new Map(all.map((entity) => [entity.id, trigramsOf(entity.names.join(' '))]))
+      const tokens = new Field(all.length, all.map((entity) => entity.tokens))
+      const nameField = new Field(all.length, all.map((entity) => entity.names))
+      const trigramField = new Field(all.length, trigramsOfEntity.values())
+      const phraseIdf = phrases.map((phrase) => tokens.idf(all.filter((entity) => containsPhrase(entity.tokens, phrase)).length))
+      const hits: TextHit[] = []
+      for (const entity of candidates(qualifiers)) {
+        if (!phrases.every((phrase) => containsPhrase(entity.tokens, phrase))) continue
+        const trigrams = trigramsOfEntity.get(entity.id)!
+        const trigramSet = new Set(trigrams)
+        const tokenScore = (token: string) => tokens.score(countOf(entity.tokens, [token]), entity.tokens.length, tokens.termIdf(token))
+        let score = phrases.reduce((sum, phrase, index) => sum + tokens.score(countOf(entity.tokens, phrase), entity.tokens.length, phraseIdf[index]!), 0)
+        for (const { token, names } of words) {
+          score += MATCH_WEIGHTS.word * tokenScore(token)
+          // The fuzzy clause matches the word itself too: an exact match scores both.
+          const allowance = typoAllowance(token)
+          const near = allowance === 0 ? [] : [...new Set(entity.tokens)].filter((other) => editDistance(token, other, allowance) <= allowance)
+          score += MATCH_WEIGHTS.nearWord * Math.max(0, ...near.map(tokenScore))
+          for (const name of names) {
+            score += MATCH_WEIGHTS.name * nameField.score(countOf(entity.names, [name]), entity.names.length, nameField.termIdf(name))
+            const grams = name.length >= 3 ? trigramsOf(name) : []
+            if (grams.length === 0 || !grams.every((gram) => trigramSet.has(gram))) continue
+            for (const gram of new Set(grams)) score += MATCH_WEIGHTS.nameTrigram * trigramField.score(countOf(trigrams, [gram]), trigrams.length, trigramField.termIdf(gram))
+          }
+        }
+        if (score === 0 && phrases.length === 0) continue
+        hits.push({ id: entity.id, score, matched: words.filter((word) => matchesWord(word, entity.tokens, entity.names, trigramSet)).length })
+      }
+      return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, limit)
     },
     async nearest(vector, qualifiers, limit) {
       return candidates(qualifiers)
         .map((entity) => ({ id: entity.id, score: dot(entity.vector, vector) }))
         .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
         .slice(0, limit)
-        .map((hit) => hit.id)
     },
     clear: async () => {
       entities.clear()
@@ -62,11 +101,8 @@ export function createMemorySearchIndex(): SearchIndex {
   }
 }
 
-function matchesTerm(tokens: readonly string[], term: readonly string[]): boolean {
-  return term.length === 1 ? tokens.includes(term[0]!) : containsPhrase(tokens, term)
-}
-
-function countTerm(tokens: readonly string[], term: readonly string[]): number {
+/** How often `term` (a word, or a phrase's tokens in a row) occurs in `tokens`. */
+function countOf(tokens: readonly string[], term: readonly string[]): number {
   let count = 0
   for (let start = 0; start + term.length <= tokens.length; start++) {
     if (term.every((token, offset) => tokens[start + offset] === token)) count++

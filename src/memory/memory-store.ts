@@ -5,6 +5,8 @@ import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from
 import type { RegistryStore } from '../ports/store.js'
 import type { NewChange, WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-backend.js'
 import { createWarehouse } from '../warehouse/operations.js'
+import { createMemoryApiKeyStore } from './memory-api-key-store.js'
+import { tallyFacets } from '../contract/facets.js'
 
 /**
  * Every store port in memory: for tests, and the reference for a custom store. Lists scan all
@@ -16,7 +18,6 @@ export function createMemoryStore(): RegistryStore {
   const changes: StoredChange[] = []
   /** The snapshot before each change, at the same index; only `scope: 'either'` reads it. */
   const previousSnapshots: PublicSnapshot[] = []
-  const keyHashes = new Set<string>()
   // Serializes write transactions, as the SQL stores do.
   let writeQueue: Promise<unknown> = Promise.resolve()
 
@@ -50,6 +51,11 @@ export function createMemoryStore(): RegistryStore {
       return { entities: matching.slice(0, limit).map((entity) => structuredClone(entity)), hasMore: matching.length > limit }
     },
 
+    async countFacets({ qualifiers, fields, limit }) {
+      const matching = [...entities.values()].filter((entity) => entity.state === 'canonical' && matchesQualifiers(qualifiers, entity.snapshot))
+      return { ...tallyFacets(matching.map((entity) => entity.snapshot), fields, limit), feedHead: changes.length > 0 ? encodeChangeId(changes.length) : null }
+    },
+
     getEntity: async (id) => {
       const entity = entities.get(id)
       return entity ? structuredClone(entity) : null
@@ -78,8 +84,6 @@ export function createMemoryStore(): RegistryStore {
 
     close: async () => {},
 
-    hasKeyHash: async (hash) => keyHashes.has(hash),
-    addKeyHash: async (hash) => void keyHashes.add(hash),
-    countKeys: async () => keyHashes.size,
+    ...createMemoryApiKeyStore(),
   }
 }

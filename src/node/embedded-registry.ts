@@ -1,12 +1,12 @@
-import { createApiKeyAuthenticator, generateApiKey, hashApiKey } from '../auth/api-keys.js'
+import { createApiKeyAuthenticator } from '../auth/api-keys.js'
+import { createKeyManager } from '../auth/key-manager.js'
 import { bundledDemoFile, openData, type OpenedData } from './data-dir.js'
 import { openRateLimiter } from './rate-limit.js'
-import { CATCHING_UP } from '../http/search.js'
 import { createRegistry, type Registry } from '../registry.js'
 import { createAdminHandler, type AdminHandler } from '../telemetry/admin-handler.js'
 import type { Logger } from '../telemetry/logger.js'
 import { createMetrics, type Metrics } from '../telemetry/metrics.js'
-import { blobsCheck, createReadiness, searchCheck, storeCheck } from '../telemetry/readiness.js'
+import { blobsCheck, createReadiness, SEARCH_BUILT_WITHIN, searchCheck, storeCheck } from '../telemetry/readiness.js'
 import { createTelemetry } from '../telemetry/telemetry.js'
 import { timedStore } from '../telemetry/timed-store.js'
 import { decodeChangeId } from '../contract/change-id.js'
@@ -17,6 +17,8 @@ import { readLines, STANDARD_INPUT } from './read-lines.js'
 
 /** How long after opening the search index is opened, unless a search asks for it first. */
 const SEARCH_OPEN_DELAY_MS = 500
+/** Where the key made for a store with none goes, as the keys from before organizations did. */
+const FIRST_KEY_ORGANIZATION = 'default'
 
 export interface EmbeddedRegistryOptions {
   /** The data directory: the SQLite file, rendition blobs and search index live there. */
@@ -35,12 +37,18 @@ export interface EmbeddedRegistryOptions {
   embedder?: string
   /** Requests per minute per key (default 600); 0 turns limiting off. */
   rateLimit?: number
+  /** Count the rate limit by key (default) or by organization (`createRegistry`'s `rateLimitScope`). */
+  rateLimitScope?: 'key' | 'org'
+  /** Requests with a missing or wrong key allowed per minute from one address (default 60; 0 no limit). */
+  authFailureLimit?: number
   /** Keep the rate limit in this Redis, shared by every instance. */
   redis?: string
   /** While Redis is away: let requests through uncounted (`open`, default) or refuse them with 503 (`closed`). */
   redisFailure?: 'open' | 'closed'
   /** Where the API is mounted (`createRegistry`'s `baseUrl`). */
   baseUrl?: string
+  /** Serve the explorer page at `/` and `/explore` (`createRegistry`'s `explorer`; default false). */
+  explorer?: boolean
   /** Where to say what happened (demo imported, key created, search off); default console.log. */
   print?: (line: string) => void
   /**
@@ -87,15 +95,14 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     print(`imported the demo data: ${report.applied} entities`)
   }
   const apiKeys = options.apiKeys ?? []
-  if (apiKeys.length === 0 && (await data.store.countKeys()) === 0) {
-    const key = generateApiKey()
-    await data.store.addKeyHash(await hashApiKey(key))
+  if (apiKeys.length === 0 && (await data.store.countApiKeys()) === 0) {
+    const { key } = await createKeyManager(data.store).createKey({ org: FIRST_KEY_ORGANIZATION, label: 'created by serve' })
     print(`created an API key (shown once, kept only hashed): ${key}`)
   }
   // Opened a moment after the server starts answering, or at the first search if sooner: loading
   // LanceDB blocks the process for 50 to 300 ms, which the first requests (on a serverless cold
   // start, the only one) should not wait for. The index then follows the feed in the background;
-  // until it has caught up, search answers 503.
+  // search answers from it as it stands, with the lag in a header.
   let opening: Promise<SearchSetup | undefined> | undefined
   const openSearchOnce = () =>
     (opening ??= import('./search-setup.js')
@@ -104,8 +111,8 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
       )
       .then(async (search) => {
         // A short backlog is applied before the index answers (the first search would miss it);
-        // over a long one (an index being built) search answers 503 until it has caught up.
-        if ((await search.indexer.lag()) <= CATCHING_UP) await search.indexer.catchUp().catch(() => undefined)
+        // over a long one (an index being built) search answers from what is indexed so far.
+        if ((await search.indexer.lag()) <= SEARCH_BUILT_WITHIN) await search.indexer.catchUp().catch(() => undefined)
         search.indexer.start()
         return search
       })
@@ -136,17 +143,21 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const readiness = createReadiness([
     storeCheck(data.store),
     blobsCheck(data.blobs),
-    ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), CATCHING_UP)] : []),
+    ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), SEARCH_BUILT_WITHIN)] : []),
   ])
+  const auth = createApiKeyAuthenticator({ keys: apiKeys, store: data.store, onError: (error) => warn(`API keys: recording when keys were last used failed: ${(error as Error).message}`) })
   const registry = createRegistry({
     store: metrics ? timedStore(data.store, metrics) : data.store,
     ...(metrics || logger ? { telemetry: createTelemetry({ ...(metrics ? { metrics } : {}), ...(logger ? { logger } : {}) }) } : {}),
     ...(logger ? { onError: (error: unknown, _request: unknown, requestId: string) => logger.error({ err: error, requestId }, 'unexpected error, answered 500') } : {}),
     blobs: data.blobs,
     ...(searchOn ? { search } : {}),
-    auth: createApiKeyAuthenticator({ keys: apiKeys, store: data.store }),
+    auth,
     ...(limiter ? { rateLimit: limiter.rateLimit } : {}),
+    ...(options.rateLimitScope ? { rateLimitScope: options.rateLimitScope } : {}),
+    ...(options.authFailureLimit === undefined ? {} : { authFailureLimit: options.authFailureLimit }),
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    ...(options.explorer ? { explorer: true } : {}),
   })
   return {
     registry,
@@ -157,6 +168,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
       clearTimeout(openTimer)
       await (await opening)?.close()
       await limiter?.close()
+      await auth.flush()
       await data.store.close()
     },
   }

@@ -1,8 +1,10 @@
 /**
  * `entity-registry/node`: what needs Node's built-ins. The Node adapter (node:http), the file blob
- * store (node:fs) and the NDJSON import, which reads rendition files from disk.
+ * store (node:fs), the NDJSON import, which reads rendition files from disk, and the nickname list
+ * search reads from the package's assets.
  */
 export { serve, toNodeListener, answerClientError, answerConnect, type FetchHandler, type AnsweringHandler, type NodeHandlerOptions, type RunningServer, type ServeOptions } from '../../adapters/node.js'
 export { createFileBlobStore } from '../blobs/file-blob-store.js'
 export { importNdjson, parseOperation, type ImportOptions, type ImportReport } from '../warehouse/import.js'
 export { openEmbeddedRegistry, type EmbeddedRegistry, type EmbeddedRegistryOptions } from './embedded-registry.js'
+export { loadNicknames } from './nicknames.js'

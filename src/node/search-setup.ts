@@ -6,6 +6,7 @@ import type { EntityStore } from '../ports/entity-store.js'
 import { createIndexer, otherEmbedderOf, type Indexer } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
+import { loadNicknames } from './nicknames.js'
 
 export interface SearchSetup {
   search: Search
@@ -49,7 +50,7 @@ export async function openSearch(store: EntityStore, uri: string, { print, embed
     ...(print ? { onProgress: progressPrinter(print, started) } : {}),
   })
   return {
-    search: createSearch(store, { index, embedder, lag: () => indexer.buildLag() }),
+    search: createSearch(store, { index, embedder, lag: () => indexer.lag(), nicknames: await loadNicknames() }),
     indexer,
     async close() {
       await indexer.stop()

@@ -1,8 +1,10 @@
 import type { RequestView } from '../http/answer.js'
 
-/** Who a request is made by; `id` keys the rate limit and must not reveal the credential. */
+/** Who a request is made by; `id` keys the rate limit and the logs, and must not reveal the credential. */
 export interface Principal {
   id: string
+  /** The organization the key belongs to, when it belongs to one: rate limits may be kept by it. */
+  org?: string
 }
 
 export interface Authenticator {
@@ -13,9 +15,44 @@ export interface Authenticator {
   authenticate(token: string | null, request: RequestView): Promise<Principal | null>
 }
 
-/** Where API keys are kept, as SHA-256 hashes (hex). */
+/** A stored API key as the store keeps it: never the key, only its SHA-256. */
+export interface StoredApiKey {
+  /** The key's public id (its first characters); unique. */
+  id: string
+  /** The organization's name. */
+  org: string
+  label: string | null
+  /** ISO 8601 times. */
+  createdAt: string
+  expiresAt: string | null
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+export interface StoredOrganization {
+  name: string
+  createdAt: string
+}
+
+/** Where API keys are kept, as SHA-256 hashes (hex), with the organizations they belong to. */
 export interface ApiKeyStore {
-  hasKeyHash(hash: string): Promise<boolean>
-  addKeyHash(hash: string): Promise<void>
-  countKeys(): Promise<number>
+  /** The key whose hash this is, revoked or expired ones included; null when there is none. */
+  findApiKey(hash: string): Promise<StoredApiKey | null>
+  /**
+   * Adds a key, and its organization when new (created at the key's `createdAt`). False, and nothing
+   * written, when a key with the same id or hash exists.
+   */
+  addApiKey(key: StoredApiKey & { hash: string }): Promise<boolean>
+  /** Keys by organization, then creation, then id; of one organization when given. */
+  listApiKeys(filter?: { org?: string }): Promise<StoredApiKey[]>
+  /**
+   * Sets `revokedAt` on the keys not yet revoked that have this id, or belong to this organization;
+   * the ids of those revoked now.
+   */
+  revokeApiKeys(which: { id: string } | { org: string }, revokedAt: string): Promise<string[]>
+  /** Records when keys were last used; a time earlier than the one stored is ignored. */
+  recordApiKeyUse(uses: readonly { id: string; usedAt: string }[]): Promise<void>
+  /** Organizations by name. */
+  listOrganizations(): Promise<StoredOrganization[]>
+  countApiKeys(): Promise<number>
 }

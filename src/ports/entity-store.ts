@@ -1,4 +1,5 @@
 import type { StoredChange, StoredEntity } from '../contract/entity.js'
+import type { FacetField } from '../contract/fields.js'
 import type { ResourceTemplate } from '../contract/resource-json.js'
 import type { Qualifier } from '../gffs/types.js'
 
@@ -73,6 +74,31 @@ export interface ChangePage {
   hasMore: boolean
 }
 
+export interface FacetQuery {
+  /** ANDed together, as a list page's; none counts every canonical entity. */
+  qualifiers: readonly Qualifier[]
+  fields: readonly FacetField[]
+  /** Values kept a field at most: the most frequent. */
+  limit: number
+}
+
+export interface FacetValue {
+  value: string
+  count: number
+}
+
+export interface FacetCounts {
+  /** Canonical entities the qualifiers match: as many as their list pages hold. */
+  total: number
+  /**
+   * For each field asked, the values of those entities by count (descending), then value (code
+   * point order); an entity without the field counts in `total` only.
+   */
+  facets: Partial<Record<FacetField, FacetValue[]>>
+  /** The feed head the counts are as of, read in the same snapshot. */
+  feedHead: string | null
+}
+
 /** The read side of a store. Implementations must not expose anything outside the public snapshot. */
 export interface EntityStore {
   listEntities(query: ListEntitiesQuery): Promise<EntityPage>
@@ -84,6 +110,11 @@ export interface EntityStore {
   /** The entity with this id in any state, or null when it never existed. */
   getEntity(id: string): Promise<StoredEntity | null>
   listChanges(query: ListChangesQuery): Promise<ChangePage>
+  /**
+   * Counts of the canonical entities matching a filter, by value of each field asked, in one
+   * snapshot. May throw `FacetFilterTooBroadError` rather than read more entities than it allows.
+   */
+  countFacets(query: FacetQuery): Promise<FacetCounts>
   /** The id of the newest change visible to readers, or null for an empty feed. */
   feedHead(): Promise<string | null>
   /** Whether a change id could have come from this store (its cursor format). */

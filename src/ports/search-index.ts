@@ -8,6 +8,8 @@ export interface IndexedEntity {
   fields: Partial<Record<ContractField, string>>
   /** The full-text side: tokens as `tokenize` makes them (lowercase, stemmed), in order. */
   tokens: string[]
+  /** The words of its name and local identifier as `nameWords` makes them (lowercase, unstemmed), in order. */
+  names: string[]
   /** The semantic side: the embedding of the descriptive fields. */
   vector: Float32Array
 }
@@ -16,6 +18,37 @@ export interface IndexedEntity {
 export interface IndexState {
   cursor: string | null
   embedderId: string | null
+}
+
+/** A typed word of a query, as each side of full text matches it. */
+export interface QueryWord {
+  /** As `tokenize` makes it: matched against the tokens exactly and within `typoAllowance(token)` edits (an exact match ranks above a near one). */
+  token: string
+  /**
+   * As `nameWords` makes it, with the other forms of a given name: matched against the name words
+   * whole, weighted above the other fields, and (3 letters or more) by trigrams, all of them (`klobu`
+   * finds Klobuchar).
+   */
+  names: string[]
+}
+
+/** What full-text search looks for; at least one word or phrase. */
+export interface TextQuery {
+  /** Any may match, the more the better (BM25). */
+  words: QueryWord[]
+  /** Phrases, as tokens: each must match, its tokens in a row. */
+  phrases: string[][]
+}
+
+/** One ranking's hit. Scores are each ranking's own: BM25 on one side, cosine similarity on the other. */
+export interface ScoredHit {
+  id: string
+  score: number
+}
+
+/** A full-text hit, with how many of the query's words it matched (`matchesWord`). */
+export interface TextHit extends ScoredHit {
+  matched: number
 }
 
 /**
@@ -27,10 +60,10 @@ export interface SearchIndex {
   state(): Promise<IndexState>
   /** Upserts and removes, then records the feed position, as one step. */
   apply(change: { upserts: IndexedEntity[]; removals: string[]; state: IndexState }): Promise<void>
-  /** BM25 over the tokens: every term must match (a phrase: its tokens in a row). */
-  fullText(terms: string[][], qualifiers: readonly Qualifier[], limit: number): Promise<string[]>
-  /** Nearest vectors by cosine similarity. */
-  nearest(vector: Float32Array, qualifiers: readonly Qualifier[], limit: number): Promise<string[]>
+  /** BM25 over the indexed text, best first (see `TextQuery`). */
+  fullText(query: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]>
+  /** Nearest vectors by cosine similarity, best first. */
+  nearest(vector: Float32Array, qualifiers: readonly Qualifier[], limit: number): Promise<ScoredHit[]>
   /** Empties the index (for a rebuild). */
   clear(): Promise<void>
   /** Compacts what writes left behind; the indexer calls it on its policy, not after every write. */

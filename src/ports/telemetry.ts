@@ -12,7 +12,7 @@ export interface RequestRecord {
   bytes: number | null
   /** From the request to its answer being ready (a streamed body goes on after it). */
   durationMs: number
-  /** The authenticated principal's public id (`key:…`, never the key), or null. */
+  /** The authenticated principal's public id (`er_7cQ2mPx9`, `configured-1`; never the key), or null. */
   principal: string | null
 }
 

@@ -10,30 +10,46 @@ export interface TokenBucketOptions {
 }
 
 /** In-process token bucket per key: `limit` requests per window, refilled continuously. */
-export function createTokenBucketRateLimiter({ limit, windowSeconds = 60, maxKeys = 100_000, now = Date.now }: TokenBucketOptions): RateLimiter {
+export function createTokenBucketRateLimiter(options: TokenBucketOptions): RateLimiter {
+  const buckets = createTokenBuckets(options)
+  return { take: async (key) => buckets.take(key) }
+}
+
+/** Token buckets by key, least recently used dropped first beyond `maxKeys`. */
+export function createTokenBuckets({ limit, windowSeconds = 60, maxKeys = 100_000, now = Date.now }: TokenBucketOptions) {
   if (!(Number.isInteger(limit) && limit > 0)) throw new RangeError('limit must be a positive whole number')
   const refillPerMs = limit / (windowSeconds * 1000)
   const buckets = new Map<string, { tokens: number; updated: number }>()
+
+  const decision = (allowed: boolean, tokens: number): RateLimitDecision => ({
+    allowed,
+    limit,
+    remaining: Math.floor(tokens),
+    windowSeconds,
+    resetSeconds: Math.ceil((limit - tokens) / refillPerMs / 1000),
+    retryAfterSeconds: allowed ? 0 : Math.ceil((1 - tokens) / refillPerMs / 1000),
+  })
+  const refilled = (key: string, time: number) => {
+    const bucket = buckets.get(key)
+    return bucket === undefined ? limit : Math.min(limit, bucket.tokens + (time - bucket.updated) * refillPerMs)
+  }
+
   return {
-    async take(key): Promise<RateLimitDecision> {
+    /** Takes a token when there is one. */
+    take(key: string): RateLimitDecision {
       const time = now()
-      const bucket = buckets.get(key) ?? { tokens: limit, updated: time }
-      bucket.tokens = Math.min(limit, bucket.tokens + (time - bucket.updated) * refillPerMs)
-      bucket.updated = time
-      const allowed = bucket.tokens >= 1
-      if (allowed) bucket.tokens -= 1
+      let tokens = refilled(key, time)
+      const allowed = tokens >= 1
+      if (allowed) tokens -= 1
       // Re-insert so the Map's order is least recently used first.
       buckets.delete(key)
-      buckets.set(key, bucket)
+      buckets.set(key, { tokens, updated: time })
       if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!)
-      return {
-        allowed,
-        limit,
-        remaining: Math.floor(bucket.tokens),
-        windowSeconds,
-        resetSeconds: Math.ceil((limit - bucket.tokens) / refillPerMs / 1000),
-        retryAfterSeconds: allowed ? 0 : Math.ceil((1 - bucket.tokens) / refillPerMs / 1000),
-      }
+      return decision(allowed, tokens)
+    },
+    /** Whether a token could be taken now, taking none. */
+    peek(key: string): RateLimitDecision {
+      return decision(refilled(key, now()) >= 1, refilled(key, now()))
     },
   }
 }

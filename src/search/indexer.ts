@@ -3,7 +3,7 @@ import { decodeChangeId } from '../contract/change-id.js'
 import type { Embedder } from '../ports/embedder.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import type { IndexedEntity, SearchIndex } from '../ports/search-index.js'
-import { embeddedTextOf, fullTextOf, tokenize } from './text.js'
+import { embeddedTextOf, fullTextOf, namesOf, tokenize } from './text.js'
 
 export interface IndexerOptions {
   store: EntityStore
@@ -30,9 +30,9 @@ export interface Indexer {
   /** Seconds since the oldest change the index has not applied was recorded; 0 when it is current. */
   lagSeconds(): Promise<number>
   /**
-   * The backlog that makes the index not yet usable: `lag()` until this indexer has first reached the
-   * feed head (a new or rebuilt index), 0 from then on, when a backlog is seconds of staleness that
-   * the next steps apply, not a reason to refuse searches.
+   * The backlog of building: `lag()` until this indexer has first reached the feed head (a new or
+   * rebuilt index), 0 from then on, when a backlog is seconds of staleness that the next steps apply.
+   * Readiness reads it; search answers whatever it is.
    */
   buildLag(): Promise<number>
   /** Empties the index and builds it again from the feed (a changed embedder needs it). */
@@ -79,7 +79,7 @@ export function createIndexer({ store, index, embedder, batchSize = 500, optimiz
     const vectors = upserts.length === 0 ? [] : await embedder.embed(upserts.map((change) => embeddedTextOf(change.snapshot)))
     const entities = upserts.map((change, position): IndexedEntity => {
       const { texts: _texts, ...fields } = change.snapshot
-      return { id: change.entityId, fields, tokens: tokenize(fullTextOf(change.snapshot)), vector: vectors[position]! }
+      return { id: change.entityId, fields, tokens: tokenize(fullTextOf(change.snapshot)), names: namesOf(change.snapshot), vector: vectors[position]! }
     })
     await index.apply({ upserts: entities, removals, state: { cursor: page.cursor, embedderId: embedder.id } })
     sinceOptimize += page.changes.length

@@ -1,5 +1,6 @@
 import { stemmer } from 'stemmer'
 import type { PublicSnapshot } from '../contract/entity.js'
+import type { QueryWord } from '../ports/search-index.js'
 
 const WORD = /[\p{L}\p{N}]+/gu
 
@@ -28,4 +29,70 @@ export function containsPhrase(tokens: readonly string[], phrase: readonly strin
     if (phrase.every((token, offset) => tokens[start + offset] === token)) return true
   }
   return false
+}
+
+/** A name word as people type it: accents folded (`Velázquez` is `velazquez`), not stemmed (`Adams` is not `Adam`). */
+function folded(word: string): string {
+  return word.normalize('NFD').replace(/\p{M}/gu, '')
+}
+
+/** Words of names: lowercase, accents folded, not stemmed. */
+export function nameWords(text: string): string[] {
+  return Array.from(text.toLowerCase().matchAll(WORD), ([word]) => folded(word))
+}
+
+/** The typed words of a text, each as the tokens and as the names see it. */
+export function queryWords(text: string): { token: string; name: string }[] {
+  return Array.from(text.toLowerCase().matchAll(WORD), ([word]) => ({ token: stemmer(word), name: folded(word) }))
+}
+
+/** What the name fields of an entity are: its name and local identifier. */
+export function namesOf(snapshot: PublicSnapshot): string[] {
+  return nameWords([snapshot.name, snapshot.localIdentifier].filter((part) => part !== undefined).join(' '))
+}
+
+/**
+ * Edits a typed word may be from an indexed one and still match it, by its length (as Elasticsearch's
+ * AUTO, one letter longer each step: short words have too many neighbours): 0 up to 4 letters, 1 up
+ * to 7, 2 up to 32. None beyond: no one types such words, and LanceDB's automaton for 2 edits
+ * exceeds its size limit from about 50 letters (the search failed).
+ */
+export function typoAllowance(word: string): 0 | 1 | 2 {
+  return word.length <= 4 || word.length > 32 ? 0 : word.length <= 7 ? 1 : 2
+}
+
+/**
+ * How much each kind of full-text match weighs, on both indexes: a typed word that matches a name or
+ * an identifier counts above one that matches a title; a near match (a typo) below an exact one; a
+ * shared trigram (a prefix, part of a name) least.
+ */
+export const MATCH_WEIGHTS = { word: 1, nearWord: 0.5, name: 2, nameTrigram: 0.3 } as const
+
+/** The trigrams of a text, spaces included (LanceDB's n-gram tokenizer with 3 to 3). */
+export function trigramsOf(text: string): string[] {
+  const grams: string[] = []
+  for (let start = 0; start + 3 <= text.length; start++) grams.push(text.slice(start, start + 3))
+  return grams
+}
+
+/** Levenshtein distance of two words, or `limit + 1` as soon as it is known to exceed `limit`. */
+export function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    if (Math.min(...current) > limit) return limit + 1
+    previous = current
+  }
+  return previous[b.length]!
+}
+
+/** Whether an entity's indexed text holds a query word, as full text matches it (`QueryWord`). */
+export function matchesWord(word: QueryWord, tokens: readonly string[], names: readonly string[], nameTrigrams: ReadonlySet<string>): boolean {
+  const allowance = typoAllowance(word.token)
+  if (tokens.some((token) => editDistance(word.token, token, allowance) <= allowance)) return true
+  return word.names.some((name) => names.includes(name) || (name.length >= 3 && trigramsOf(name).every((gram) => nameTrigrams.has(gram))))
 }

@@ -59,8 +59,14 @@ export function blobsCheck(blobs: BlobStore): ReadinessCheck {
 }
 
 /**
- * The search index is open and caught up: no more than `maxLag` changes behind the feed (past it,
- * search answers 503 while the index catches up). `lag` is undefined while search is off.
+ * A new or rebuilt search index this many changes or fewer from the feed head counts as built:
+ * `/ready` passes, and `serve` applies the rest before its first search. Search answers either way.
+ */
+export const SEARCH_BUILT_WITHIN = 1000
+
+/**
+ * The search index is open and built: no more than `maxLag` changes of building left (`buildLag`;
+ * past it, search answers from an index that still misses much). `lag` is undefined while search is off.
  */
 export function searchCheck(lag: () => Promise<number | undefined>, maxLag: number): ReadinessCheck {
   return {

@@ -18,6 +18,7 @@ export function timedStore(store: EntityStore, metrics: Metrics): EntityStore {
     listEntities: timed('list_entities', (query) => store.listEntities(query)),
     getEntity: timed('get_entity', (id) => store.getEntity(id)),
     listChanges: timed('list_changes', (query) => store.listChanges(query)),
+    countFacets: timed('count_facets', (query) => store.countFacets(query)),
     feedHead: timed('feed_head', () => store.feedHead()),
     isChangeId: (id) => store.isChangeId(id),
   }

@@ -5,6 +5,7 @@ import {
   entityCollectionDocumentSchema,
   entityDocumentSchema,
   errorDocumentSchema,
+  facetsDocumentSchema,
   searchDocumentSchema,
 } from '../contract/schemas.js'
 
@@ -142,6 +143,21 @@ export const httpConformanceCases: readonly ConformanceCase[] = [
     },
   },
   {
+    name: 'counts facets that agree with the list pages, and refuses a field it cannot count',
+    async run(target) {
+      const filter = 'type:committee%20jurisdiction:US'
+      const listed = await readDocument(target, await get(target, `/v1/entities?filter=${filter}&page[limit]=100`), 200, entityCollectionDocumentSchema)
+      const facets = await readDocument(target, await get(target, `/v1/facets?filter=${filter}&fields=type,status`), 200, facetsDocumentSchema)
+      assert.equal(facets.meta.total, listed.data.length)
+      assert.deepEqual(facets.meta.facets.type, [{ value: 'committee', count: listed.data.length }])
+      const statuses = listed.data.filter((entity) => typeof entity.attributes.status === 'string').length
+      assert.equal(facets.meta.facets.status!.reduce((sum, { count }) => sum + count, 0), statuses)
+      const all = await readDocument(target, await get(target, '/v1/facets?fields=type'), 200, facetsDocumentSchema)
+      assert.equal(all.meta.total, DEMO_ENTITIES)
+      await readError(target, await get(target, '/v1/facets?fields=nosuchfield'), 400, 'unsupported_field', 'fields')
+    },
+  },
+  {
     name: 'gets one entity, and answers 404 for an id that never existed',
     async run(target) {
       const { entity } = await firstLegislationWithRendition(target)
@@ -189,13 +205,14 @@ export const httpConformanceCases: readonly ConformanceCase[] = [
     },
   },
   {
-    name: 'searches, or says search is not ready with 503',
+    name: 'searches, or says search is switched off with 404',
     async run(target) {
       const response = await get(target, '/v1/search?q=senator%20arkansas')
-      if (response.status === 503) {
-        await readError(target, response, 503, 'search_unavailable')
+      if (response.status === 404) {
+        await readError(target, response, 404, 'search_disabled')
         return
       }
+      assert.match(response.headers.get('search-index-lag') ?? '', /^\d+$/, 'Search-Index-Lag: the changes the index has not applied')
       const document = await readDocument(target, response, 200, searchDocumentSchema)
       assert.ok(document.data.length > 0)
       assertUnder(target, document.links.self, 'links.self')

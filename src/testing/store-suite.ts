@@ -2,6 +2,9 @@ import assert from 'node:assert/strict'
 import type { StoredChange } from '../contract/entity.js'
 import { renderEntityResource } from '../contract/resource-json.js'
 import { parseGffs } from '../gffs/parse.js'
+import { createApiKeyAuthenticator } from '../auth/api-keys.js'
+import { createKeyManager } from '../auth/key-manager.js'
+import type { StoredApiKey } from '../ports/auth.js'
 import type { RegistryStore } from '../ports/store.js'
 import type { EntityRecord } from '../ports/warehouse.js'
 import { normalizeRecord } from '../warehouse/record.js'
@@ -193,6 +196,88 @@ export function describeEntityStore(name: string, makeStore: () => Promise<Regis
       })
     })
 
+    describe('countFacets', () => {
+      const write = async () => {
+        for (const [id, type, jurisdiction, status] of [
+          ['a', 'person', 'US-WA', 'current'],
+          ['b', 'person', 'US-WA', 'former'],
+          ['c', 'person', 'US-OR', undefined],
+          ['d', 'bill', 'US-WA', 'enacted'],
+          ['e', 'bill', 'US', undefined],
+          ['f', 'person', 'US-OR', 'current'],
+          ['g', 'committee', 'US', undefined],
+        ] as const) {
+          await store().warehouse.upsert({ id, type, jurisdiction, ...(status === undefined ? {} : { status }) })
+        }
+        // Neither a merged-away nor a deleted entity counts.
+        await store().warehouse.merge('g', 'e')
+        await store().warehouse.delete('f')
+      }
+
+      it('counts the canonical entities a filter matches by value, most frequent first, then by value', async () => {
+        await write()
+        const counts = await store().countFacets({ qualifiers: [], fields: ['type', 'jurisdiction', 'status'], limit: 50 })
+        equal(counts, {
+          total: 5,
+          facets: {
+            type: [
+              { value: 'person', count: 3 },
+              { value: 'bill', count: 2 },
+            ],
+            jurisdiction: [
+              { value: 'US-WA', count: 3 },
+              { value: 'US', count: 1 },
+              { value: 'US-OR', count: 1 },
+            ],
+            // An entity without the field counts in the total only.
+            status: [
+              { value: 'current', count: 1 },
+              { value: 'enacted', count: 1 },
+              { value: 'former', count: 1 },
+            ],
+          },
+          feedHead: await store().feedHead(),
+        })
+      })
+
+      it('counts what the list pages of the same filter hold, each field cut at the limit', async () => {
+        await write()
+        const filter = qualifiers('type:person -status:former')
+        const counts = await store().countFacets({ qualifiers: filter, fields: ['jurisdiction', 'type'], limit: 1 })
+        equal(counts.total, (await allPages(store(), filter)).length)
+        equal(counts.facets, { jurisdiction: [{ value: 'US-OR', count: 1 }], type: [{ value: 'person', count: 2 }] })
+        equal(await store().countFacets({ qualifiers: qualifiers('type:nothing'), fields: ['type'], limit: 50 }), {
+          total: 0,
+          facets: { type: [] },
+          feedHead: await store().feedHead(),
+        })
+      })
+    })
+
+    describe('countFacets after every kind of write', () => {
+      it('counts as many as the list pages hold, whatever the filter', async () => {
+        const types = ['person', 'bill', 'committee']
+        const statuses = ['current', 'former', undefined]
+        // Creates, changes of type, status and jurisdiction, merges, deletes and drains, in a fixed order.
+        for (let round = 0; round < 3; round++) {
+          for (let index = 0; index < 12; index++) {
+            const status = statuses[(index + round) % 3]
+            await store().warehouse.upsert({ id: `e${index}`, type: types[(index * (round + 1)) % 3]!, jurisdiction: `US-${index % 4}`, name: `name ${index}`, ...(status ? { status } : {}) })
+          }
+          await store().warehouse.merge(`e${round}`, `e${round + 6}`)
+          await store().warehouse.delete(`e${round + 3}`)
+          await store().warehouse.drain(`e${round + 9}`)
+        }
+        for (const filter of ['', 'type:person', 'status:former -type:bill', 'jurisdiction:US-1,US-2', 'jurisdiction:~us-3', 'name:~"name 1"', 'type:bill name:~name']) {
+          const listed = await allPages(store(), qualifiers(filter))
+          const counts = await store().countFacets({ qualifiers: qualifiers(filter), fields: ['type', 'status'], limit: 50 })
+          equal(counts.total, listed.length, `total for "${filter}"`)
+          const sum = (values: { count: number }[] | undefined) => (values ?? []).reduce((total, { count }) => total + count, 0)
+          equal(sum(counts.facets.type), listed.length, `types for "${filter}"`)
+        }
+      })
+    })
+
     describe('qualifiers', () => {
       const entities: EntityRecord[] = [
         { id: 'p1', type: 'person', name: 'Ada Lovelace', jurisdiction: 'US-WA', displayDate: '2020-05-01', status: 'active' },
@@ -306,15 +391,93 @@ export function describeEntityStore(name: string, makeStore: () => Promise<Regis
     })
 
     describe('api keys', () => {
-      it('adds, finds and counts key hashes', async () => {
-        const [first, second] = ['a'.repeat(64), 'b'.repeat(64)]
-        equal(await store().countKeys(), 0)
-        await store().addKeyHash(first)
-        await store().addKeyHash(first)
-        equal(await store().hasKeyHash(first), true)
-        equal(await store().hasKeyHash(second), false)
-        await store().addKeyHash(second)
-        equal(await store().countKeys(), 2)
+      const key = (id: string, org: string, createdAt: string): StoredApiKey & { hash: string } => ({
+        hash: id.padEnd(64, '0'),
+        id,
+        org,
+        label: null,
+        createdAt,
+        expiresAt: null,
+        lastUsedAt: null,
+        revokedAt: null,
+      })
+
+      it('adds keys by hash with their organizations, and refuses a second key with the same hash or id', async () => {
+        equal(await store().countApiKeys(), 0)
+        equal(await store().addApiKey({ ...key('k1', 'acme', '2026-01-02T00:00:00.000Z'), label: 'ci', expiresAt: '2027-01-01T00:00:00.000Z' }), true)
+        equal(await store().addApiKey(key('k1', 'acme', '2026-01-03T00:00:00.000Z')), false)
+        equal(await store().addApiKey({ ...key('k2', 'acme', '2026-01-03T00:00:00.000Z'), hash: 'k1'.padEnd(64, '0') }), false)
+        equal(await store().addApiKey(key('k3', 'zeta', '2026-01-01T00:00:00.000Z')), true)
+        equal(await store().countApiKeys(), 2)
+        equal(await store().findApiKey('k1'.padEnd(64, '0')), {
+          id: 'k1',
+          org: 'acme',
+          label: 'ci',
+          createdAt: '2026-01-02T00:00:00.000Z',
+          expiresAt: '2027-01-01T00:00:00.000Z',
+          lastUsedAt: null,
+          revokedAt: null,
+        })
+        equal(await store().findApiKey('f'.repeat(64)), null)
+        // An organization is created with its first key, and keeps that time.
+        equal(await store().listOrganizations(), [
+          { name: 'acme', createdAt: '2026-01-02T00:00:00.000Z' },
+          { name: 'zeta', createdAt: '2026-01-01T00:00:00.000Z' },
+        ])
+      })
+
+      it('lists keys by organization, creation time and id, of one organization when asked', async () => {
+        await store().addApiKey(key('kb', 'zeta', '2026-01-01T00:00:00.000Z'))
+        await store().addApiKey(key('kc', 'acme', '2026-01-02T00:00:00.000Z'))
+        await store().addApiKey(key('ka', 'acme', '2026-01-02T00:00:00.000Z'))
+        await store().addApiKey(key('kd', 'acme', '2026-01-01T00:00:00.000Z'))
+        equal((await store().listApiKeys()).map((stored) => stored.id), ['kd', 'ka', 'kc', 'kb'])
+        equal((await store().listApiKeys({ org: 'zeta' })).map((stored) => stored.id), ['kb'])
+        equal(await store().listApiKeys({ org: 'nobody' }), [])
+      })
+
+      it('revokes a key by id or an organization\'s keys, each once, keeping the first time', async () => {
+        for (const id of ['k1', 'k2']) await store().addApiKey(key(id, 'acme', '2026-01-01T00:00:00.000Z'))
+        await store().addApiKey(key('k3', 'zeta', '2026-01-01T00:00:00.000Z'))
+        equal(await store().revokeApiKeys({ id: 'k1' }, '2026-02-01T00:00:00.000Z'), ['k1'])
+        equal(await store().revokeApiKeys({ id: 'k1' }, '2026-03-01T00:00:00.000Z'), [])
+        equal(await store().revokeApiKeys({ id: 'unknown' }, '2026-03-01T00:00:00.000Z'), [])
+        equal(await store().revokeApiKeys({ org: 'acme' }, '2026-03-01T00:00:00.000Z'), ['k2'])
+        const revoked = Object.fromEntries((await store().listApiKeys()).map((stored) => [stored.id, stored.revokedAt]))
+        equal(revoked, { k1: '2026-02-01T00:00:00.000Z', k2: '2026-03-01T00:00:00.000Z', k3: null })
+      })
+
+      it('records a key\'s last use, never moving it back', async () => {
+        await store().addApiKey(key('k1', 'acme', '2026-01-01T00:00:00.000Z'))
+        await store().addApiKey(key('k2', 'acme', '2026-01-01T00:00:00.000Z'))
+        await store().recordApiKeyUse([{ id: 'k1', usedAt: '2026-01-05T00:00:00.000Z' }])
+        await store().recordApiKeyUse([
+          { id: 'k1', usedAt: '2026-01-04T00:00:00.000Z' },
+          { id: 'k2', usedAt: '2026-01-06T00:00:00.000Z' },
+          { id: 'unknown', usedAt: '2026-01-06T00:00:00.000Z' },
+        ])
+        const used = Object.fromEntries((await store().listApiKeys()).map((stored) => [stored.id, stored.lastUsedAt]))
+        equal(used, { k1: '2026-01-05T00:00:00.000Z', k2: '2026-01-06T00:00:00.000Z' })
+      })
+
+      it('serves the key lifecycle: a created key authenticates until revoked or expired, and its use is recorded', async () => {
+        let time = Date.parse('2026-01-01T00:00:00.000Z')
+        const manager = createKeyManager(store(), { now: () => new Date(time) })
+        const auth = createApiKeyAuthenticator({ store: store(), cacheTtlMs: 0, now: () => time })
+        const view = { method: 'GET', url: 'http://localhost/v1/entities', headers: new Headers() }
+        const { key: ci, apiKey } = await manager.createKey({ org: 'acme', label: 'ci', expiresAt: new Date(time + 60_000) })
+        const { key: other } = await manager.createKey({ org: 'acme' })
+        equal(apiKey, { id: ci.slice(0, 11), org: 'acme', label: 'ci', createdAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:01:00.000Z', lastUsedAt: null, state: 'active' })
+        equal(await auth.authenticate(ci, view), { id: apiKey.id, org: 'acme' })
+        await auth.flush()
+        equal((await manager.listKeys({ org: 'acme' })).find((listed) => listed.id === apiKey.id)?.lastUsedAt, '2026-01-01T00:00:00.000Z')
+        time += 60_000
+        equal(await auth.authenticate(ci, view), null)
+        const states = Object.fromEntries((await manager.listKeys()).map((listed) => [listed.id, listed.state]))
+        equal(states, { [apiKey.id]: 'expired', [other.slice(0, 11)]: 'active' })
+        equal((await manager.revokeOrganization('acme')).map((listed) => listed.state), ['revoked', 'revoked'])
+        equal(await auth.authenticate(other, view), null)
+        equal(await manager.listOrganizations(), [{ name: 'acme', createdAt: '2026-01-01T00:00:00.000Z', activeKeys: 0, keys: 2 }])
       })
     })
   })

@@ -37,11 +37,29 @@ describe('entity-registry CLI', () => {
 
   it('serves the demo data with the key it created and printed once', async () => {
     expect(server.lines).toContain('imported the demo data: 685 entities')
-    expect(key).toMatch(/^er_[A-Za-z0-9_-]{43}$/)
+    expect(key).toMatch(/^er_[0-9A-Za-z]{36}$/)
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     const document = await readDocument(await get('/v1/entities?filter=type:legislation'), entityCollectionDocumentSchema)
     expect(document.data).toHaveLength(19)
     await expectError(await get('/v1/entities', 'wrong'), 401, 'unauthorized')
+  })
+
+  it('serves the explorer at /explore with its security headers, and none with --no-explorer', async () => {
+    const page = await fetch(`${server.url}/explore`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('Content-Type')).toBe('text/html; charset=utf-8')
+    expect(page.headers.get('Content-Security-Policy')).toContain("script-src 'self'; style-src 'self'; connect-src 'self'")
+    expect(page.headers.get('X-Content-Type-Options')).toBe('nosniff')
+    expect(page.headers.get('Referrer-Policy')).toBe('no-referrer')
+    const script = /<script type="module" src="([^"]+)">/.exec(await page.text())![1]!
+    const bundle = await fetch(`${server.url}${script}`)
+    expect([bundle.status, bundle.headers.get('Content-Type')]).toEqual([200, 'text/javascript; charset=utf-8'])
+    const without = await startServer(['--no-explorer', '--search', 'none', '--api-key', 'k', '--data', mkdtempSync(join(tmpdir(), 'er-cli-'))])
+    try {
+      await expectError(await fetch(`${without.url}/explore`), 401, 'unauthorized')
+    } finally {
+      without.process.kill('SIGTERM')
+    }
   })
 
   it('shows a person moved out of US-WA to a filterScope=either feed of US-WA, with matchesFilter false', async () => {
@@ -175,14 +193,6 @@ describe('entity-registry CLI', () => {
     expect(result.stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`^caught up at echg_[0-9a-z]+: ${served} entities$`))
   })
 
-  it('creates keys that a running server accepts', async () => {
-    const created = run(['keys', 'create', '--data', data])
-    expect(created.code).toBe(0)
-    const newKey = created.out.trim()
-    expect(newKey).toMatch(/^er_/)
-    expect((await get('/v1/entities?page[limit]=1', newKey)).status).toBe(200)
-  })
-
   it('takes keys from --api-key and ENTITY_REGISTRY_API_KEYS, creates none then, and limits the rate', async () => {
     const other = await startServer(['--data', mkdtempSync(join(tmpdir(), 'er-cli-')), '--api-key', 'flag-key', '--rate-limit', '2'], {
       ENTITY_REGISTRY_API_KEYS: 'env-key-1, env-key-2',
@@ -231,12 +241,13 @@ describe('entity-registry CLI', () => {
     const general = run(['help'])
     expect([general.code, general.err]).toEqual([0, ''])
     expect(run(['--help']).out).toBe(general.out)
-    for (const command of ['serve', 'import', 'reindex', 'keys create']) expect(general.out).toContain(`entity-registry ${command}`)
+    for (const command of ['serve', 'import', 'reindex', 'keys create', 'keys list|revoke', 'orgs list']) expect(general.out).toContain(`entity-registry ${command}`)
     for (const [command, options] of [
-      ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--search']],
+      ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--no-explorer', '--search']],
       ['import', ['--data', '--database', '--batch']],
       ['reindex', ['--data', '--database', '--search']],
-      ['keys', ['--data', '--database']],
+      ['keys', ['--org', '--label', '--expires', '--json', '--data', '--database']],
+      ['orgs', ['--json', '--data', '--database']],
     ] as const) {
       const help = run(['help', command])
       expect(help.code).toBe(0)
@@ -245,6 +256,11 @@ describe('entity-registry CLI', () => {
       expect(run([command, '-h']).out).toBe(help.out)
       for (const option of options) expect(help.out, `${command} --help names ${option}`).toContain(`  ${option} `)
     }
+    // "none" belongs to --search (serve only); --embedder refuses it.
+    const searchOption = /\n {2}--search [\s\S]*?(?=\n {2}-)/
+    expect(searchOption.exec(run(['help', 'serve']).out)![0]).toContain('"none": search switched')
+    expect(/\n {2}--embedder [\s\S]*?(?=\n {2}-|$)/.exec(run(['help', 'serve']).out)![0]).not.toContain('none')
+    expect(searchOption.exec(run(['help', 'reindex']).out)![0]).not.toContain('none')
     const version = run(['--version'])
     expect([version.code, version.out]).toEqual([0, `${packageJson.version}\n`])
   })
@@ -276,9 +292,10 @@ describe('entity-registry CLI', () => {
       [['serve', '--base-url', 'ftp://api.example.org/'], '--base-url takes an absolute http(s) address'],
       [['serve', '--base-url', 'https://api.example.org/?x=1'], '--base-url takes an absolute http(s) address'],
       [['serve', '--database', 'mysql://root@localhost/db'], '--database: mysql: is not supported'],
-      [['keys', 'create', '--database', 'sqlite:registry.db'], '--database: sqlite: is not supported'],
+      [['keys', 'create', '--org', 'acme', '--database', 'sqlite:registry.db'], '--database: sqlite: is not supported'],
       [['serve', '--blobs', 'gs://bucket/renditions'], '--blobs: gs: is not supported'],
       [['reindex', '--embedder', 'bert'], '--embedder takes words or transformers:DIR, not "bert"'],
+      [['reindex', '--search', 'none'], 'reindex needs a search index: --search takes a directory or a LanceDB URI, not "none"'],
       [['import', 'a.ndjson', '--blobs', ''], '--blobs needs a directory or s3://bucket/prefix'],
       [['import'], 'import needs the NDJSON file'],
       [['import', 'a.ndjson', 'b.ndjson'], 'import takes one file, not also "b.ndjson"'],
@@ -288,8 +305,16 @@ describe('entity-registry CLI', () => {
       [['import', '-', '--batch', '0'], '--batch takes a whole number from 1 to 100000, not "0"'],
       [['import', '-', '--batch', '2.5'], '--batch takes a whole number from 1 to 100000, not "2.5"'],
       [['import', '-', '--batch', '100001'], '--batch takes a whole number from 1 to 100000, not "100001"'],
-      [['keys'], 'keys has one subcommand, "keys create"'],
-      [['keys', 'delete'], 'keys has one subcommand, "keys create", not "delete"'],
+      [['keys'], 'keys takes "keys create", "keys list", "keys revoke"'],
+      [['keys', 'delete'], 'keys takes "keys create", "keys list", "keys revoke", not "keys delete"'],
+      [['orgs', 'create', 'acme'], 'orgs takes "orgs list", not "orgs create"'],
+      [['keys', 'create'], 'keys create needs --org NAME'],
+      [['keys', 'create', '--org', 'acme', '--expires', '2020-01-01'], '--expires 2020-01-01 is in the past'],
+      [['keys', 'create', '--org', 'acme', '--expires', '5y'], '--expires takes a duration (90d, 12h, 30m, 45s) or a date'],
+      [['keys', 'create', '--org', 'acme', '--expires', '2027-02-30'], '--expires takes a duration'],
+      [['keys', 'list', '--label', 'ci'], 'keys list takes no --label'],
+      [['keys', 'revoke'], 'keys revoke takes one key id, or --org NAME'],
+      [['keys', 'revoke', 'er_a', '--org', 'acme'], 'keys revoke takes one key id, or --org NAME'],
     ]
     for (const [args, message] of cases) {
       const result = run(args, {}, cwd)

@@ -37,6 +37,12 @@ describe('serve --admin-port', () => {
     // The API's port does not serve them.
     expect((await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${KEY}` } })).status).toBe(404)
   })
+
+  it('answers /v1/search with 404 search_disabled under --search none', async () => {
+    const response = await fetch(`${server.url}/v1/search?q=senator`, { headers: { Authorization: `Bearer ${KEY}` } })
+    expect([response.status, response.headers.get('content-type')]).toEqual([404, 'application/vnd.api+json'])
+    expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).toBe('search_disabled')
+  })
 })
 
 describe('serve shutting down on SIGTERM', () => {

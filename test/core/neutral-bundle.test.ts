@@ -5,6 +5,7 @@
 import { build } from 'esbuild'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
+import { explorerEsbuildPlugin } from '../../src/explorer/build.js'
 
 /** The core, and the adapters for runtimes that hand over Web requests (Deno, Bun, Next.js edge, Hattip's platforms). */
 const NEUTRAL_ENTRIES = ['src/index.ts', 'adapters/bun.ts', 'adapters/deno.ts', 'adapters/next.ts', 'adapters/hattip.ts']
@@ -19,6 +20,7 @@ it.each(NEUTRAL_ENTRIES)('bundles %s for a neutral platform, with no Node built-
     mainFields: ['module', 'main'],
     logLevel: 'silent',
     metafile: true,
+    plugins: [explorerEsbuildPlugin],
   })
   const inputs = Object.keys(result.metafile.inputs)
   expect(inputs.filter((input) => input.startsWith('node:'))).toEqual([])

@@ -74,7 +74,7 @@ describe('errors', () => {
 
   it('exposes the service headers to browsers', async () => {
     const response = await get('/v1/entities?page[limit]=1')
-    for (const header of ['Link', 'Change-Feed-Head', 'Retry-After', 'RateLimit', 'Content-Location', 'ETag']) {
+    for (const header of ['Link', 'Change-Feed-Head', 'Search-Index-Lag', 'Retry-After', 'RateLimit', 'Content-Location', 'ETag']) {
       expect(response.headers.get('access-control-expose-headers')).toContain(header)
     }
   })

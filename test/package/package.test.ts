@@ -48,9 +48,9 @@ describe('the published package', () => {
     if (server?.pid !== undefined) process.kill(-server.pid, 'SIGTERM')
   })
 
-  it('holds the built code, the word vectors, the demo data and the docs, and no sources or tests', () => {
+  it('holds the built code, the word vectors, the nickname list with its license, the demo data and the docs, and no sources or tests', () => {
     const files: string[] = JSON.parse(readFileSync(join(work, 'files.json'), 'utf8'))
-    for (const expected of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/openapi.json', 'assets/word-vectors.bin', 'demo/entities.jsonl', 'docs/registry-interface-v1.md', 'LICENSE', 'README.md']) {
+    for (const expected of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/openapi.json', 'assets/word-vectors.bin', 'assets/nicknames/names.csv', 'assets/nicknames/LICENSE', 'assets/nicknames/SOURCE.md', 'demo/entities.jsonl', 'docs/registry-interface-v1.md', 'LICENSE', 'README.md']) {
       expect(files, expected).toContain(expected)
     }
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([])
@@ -110,7 +110,7 @@ await server.close()
     })
   }, 180_000)
 
-  it('serves the demo with npx entity-registry serve --demo, search included', async () => {
+  it('serves the demo with npx entity-registry serve --demo, search and the explorer included', async () => {
     server = spawn('npx', ['entity-registry', 'serve', '--demo', '--port', '0', '--api-key', 'k', '--data', join(work, 'data')], { cwd: consumer, stdio: ['ignore', 'pipe', 'inherit'], detached: true })
     const url = await new Promise<string>((resolve, reject) => {
       server!.once('exit', (code) => reject(new Error(`serve exited with ${code}`)))
@@ -129,5 +129,9 @@ await server.close()
     }
     expect(hits.slice(0, 5)).toEqual(expect.arrayContaining(['cmtehsag', 'cmtessaf']))
     expect(existsSync(join(work, 'data', 'search'))).toBe(true)
+    // The explorer's page and its script come built in the package.
+    const page = await (await fetch(`${url}/explore`)).text()
+    const script = await fetch(`${url}${/<script type="module" src="([^"]+)">/.exec(page)![1]!}`)
+    expect([script.status, script.headers.get('Content-Type')]).toEqual([200, 'text/javascript; charset=utf-8'])
   }, 60_000)
 })

@@ -25,20 +25,24 @@ interface Runtime {
   name: string
   /** The path the registry is mounted at on that server. */
   basePath: string
+  /** Whether the adapter knows the client's address (Next.js gives a route handler none). */
+  knowsClientAddress: boolean
   start(data: string): Promise<ListeningProcess>
 }
 
 const runtimes: Runtime[] = [
-  { name: 'Node (CLI, node:http)', basePath: '', start: (data) => startListening(process.execPath, [CLI, ...serveArgs(data)]) },
-  { name: 'Deno (CLI, Deno.serve)', basePath: '', start: (data) => startListening(bin('deno'), ['run', '--allow-all', CLI, ...serveArgs(data)]) },
+  { name: 'Node (CLI, node:http)', basePath: '', knowsClientAddress: true, start: (data) => startListening(process.execPath, [CLI, ...serveArgs(data)]) },
+  { name: 'Deno (CLI, Deno.serve)', basePath: '', knowsClientAddress: true, start: (data) => startListening(bin('deno'), ['run', '--allow-all', CLI, ...serveArgs(data)]) },
   {
     name: 'Bun (examples/bun, Bun.serve)',
     basePath: '',
+    knowsClientAddress: true,
     start: async (data) => startListening(npm, ['start'], { cwd: installedExample('bun'), env: exampleEnv(data) }),
   },
   {
     name: 'Next.js (examples/nextjs, next build and next start)',
     basePath: '/api/registry',
+    knowsClientAddress: false,
     async start(data) {
       const example = installedExample('nextjs')
       const build = spawnSync(npm, ['run', 'build'], { cwd: example, encoding: 'utf8', timeout: 300_000 })
@@ -49,6 +53,7 @@ const runtimes: Runtime[] = [
   {
     name: 'Hattip (adapter-node)',
     basePath: '',
+    knowsClientAddress: true,
     start: (data) => startListening(process.execPath, [join(root, 'test/runtimes/hattip-server.mjs')], { env: exampleEnv(data) }),
   },
 ]
@@ -93,6 +98,29 @@ for (const runtime of runtimes) {
         answers.push(`${response.status} ${(await response.text()).replaceAll(base, 'BASE')}`)
       }
       bodies.set(runtime.name, answers)
+    })
+
+    it('serves the explorer page and its script, with no key', async () => {
+      const page = await fetch(`${target().baseUrl}/explore`)
+      expect([page.status, page.headers.get('Content-Type'), page.headers.get('Referrer-Policy')]).toEqual([200, 'text/html; charset=utf-8', 'no-referrer'])
+      expect(page.headers.get('Content-Security-Policy')).toContain("connect-src 'self'")
+      const script = /<script type="module" src="([^"]+)">/.exec(await page.text())![1]!
+      expect(script).toBe(`${runtime.basePath}/explore/${script.split('/').at(-1)}`)
+      const bundle = await fetch(`${server!.url}${script}`)
+      expect([bundle.status, bundle.headers.get('Content-Type')]).toEqual([200, 'text/javascript; charset=utf-8'])
+      expect((await bundle.text()).length).toBeGreaterThan(10_000)
+    })
+
+    // Last: it leaves this client's address refused for a while.
+    it('limits failed authentications by the client address the runtime gives the handler', async () => {
+      // The conformance cases above sent some wrong keys already: 70 more are past the 60 a minute.
+      const statuses: number[] = []
+      for (let attempt = 0; attempt < 70; attempt++) {
+        statuses.push((await fetch(`${target().baseUrl}/v1/entities`, { headers: { Authorization: 'Bearer wrong' } })).status)
+      }
+      const limitedFrom = statuses.indexOf(429)
+      if (!runtime.knowsClientAddress) expect(statuses).toEqual(Array(70).fill(401))
+      else expect([statuses.slice(0, limitedFrom).every((status) => status === 401), statuses.slice(limitedFrom).every((status) => status === 429), limitedFrom > 0]).toEqual([true, true, true])
     })
   })
 }

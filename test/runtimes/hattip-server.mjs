@@ -9,6 +9,7 @@ const { registry, close } = await openEmbeddedRegistry({
   demo: true,
   apiKeys: (process.env.ENTITY_REGISTRY_API_KEYS ?? '').split(',').filter((key) => key !== ''),
   rateLimit: Number(process.env.RATE_LIMIT ?? 600),
+  explorer: true,
 })
 const server = createServer(createHattipHandler(registry))
 server.listen(Number(process.env.PORT ?? 8080), process.env.HOST ?? '127.0.0.1', () => {

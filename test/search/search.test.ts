@@ -1,21 +1,29 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { searchDocumentSchema } from '../../src/contract/schemas.js'
 import { createWordVectorEmbedder } from '../../src/embedders/index.js'
 import { parseGffs } from '../../src/gffs/parse.js'
+import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { Embedder } from '../../src/ports/embedder.js'
-import type { SearchIndex } from '../../src/ports/search-index.js'
+import type { ScoredHit, SearchIndex, TextQuery } from '../../src/ports/search-index.js'
 import type { RegistryStore } from '../../src/ports/store.js'
 import { createIndexer, type Indexer } from '../../src/search/indexer.js'
-import { createSearch } from '../../src/search/search-service.js'
+import { createSearch, textQueryOf } from '../../src/search/search-service.js'
+import { loadNicknames } from '../../src/node/nicknames.js'
 import { tokenize } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
-import { measure, RELEVANCE_SET } from './relevance.mjs'
+import { KINDS, measure, measureByKind, RELEVANCE_SET } from './relevance.mjs'
 import { searchIndexKinds } from './each-search-index.js'
 
 const embedder = createWordVectorEmbedder()
+const nicknames = await loadNicknames()
+const idsOf = (hits: ScoredHit[]) => hits.map((hit) => hit.id)
+const phrase = (text: string): TextQuery => ({ words: [], phrases: [tokenize(text)] })
 
 for (const kind of searchIndexKinds) {
   describe(`search [${kind.name}]`, () => {
@@ -35,7 +43,7 @@ for (const kind of searchIndexKinds) {
       ;({ index, dispose } = await kind.open(embedder.dimensions))
       indexer = createIndexer({ store, index, embedder })
       expect(await indexer.catchUp()).toBe(DEMO_RECORDS.length)
-      get = testRegistry(store, { search: createSearch(store, { index, embedder, lag: () => indexer.lag() }) }).get
+      get = testRegistry(store, { search: createSearch(store, { index, embedder, lag: () => indexer.lag(), nicknames }) }).get
     })
     afterAll(async () => {
       await dispose()
@@ -71,10 +79,40 @@ for (const kind of searchIndexKinds) {
       expect(contains.sort()).toEqual(['cmtehsag', 'cmtessaf'])
     })
 
+    it('finds names as people type them first: nicknames, typos, prefixes', async () => {
+      expect((await ids('Joe Biden'))[0]).toBe('b000444')
+      expect((await ids('Bernie Sanders'))[0]).toBe('s000033')
+      expect((await ids('Abraham Lincon'))[0]).toBe('l000313')
+      expect((await ids('Gillibrnd'))[0]).toBe('g000555')
+      expect((await ids('Klobu'))[0]).toBe('k000367')
+      // An identifier typed as it is written.
+      expect((await ids('K000367'))[0]).toBe('k000367')
+    })
+
+    it('ranks by any of the words, the more matched the higher, and says little or nothing when nothing matches', async () => {
+      const found = await ids('senate agriculture forestry')
+      expect(found[0]).toBe('cmtessaf')
+      // The House's committee matches one of the words: ranked, not filtered out.
+      expect(found).toContain('cmtehsag')
+      // Where more entities hold every word than are asked for, those come (LanceDB asks for them alone).
+      const houseCommittees = await index.fullText(textQueryOf(parseGffs('house committee', { allowFreeText: true }).text, nicknames), [], 5)
+      expect(houseCommittees.map((hit) => hit.matched)).toEqual([2, 2, 2, 2, 2])
+      expect(await ids('Napoleon Bonaparte')).toEqual([])
+      expect((await ids('Winston Churchill')).length).toBeLessThanOrEqual(3)
+      // A name matched whole comes before the semantic side's neighbours (all Presidents embed alike).
+      expect((await ids('Roosevelt')).slice(0, 2).sort()).toEqual(['gt412364', 'r000429'])
+    })
+
+    it('answers a word longer than anyone types (no typo allowance for it)', async () => {
+      const long = 'x'.repeat(300)
+      expect(await ids(long)).toEqual([])
+      expect(await ids(`senate ${long}`)).toContain('cmtessaf')
+    })
+
     it('matches a phrase only where its words stand in a row', async () => {
       expect((await ids('"ways and means"'))[0]).toBe('cmtehswm')
-      expect(await index.fullText([tokenize('ways and means')], [], 10)).toEqual(['cmtehswm'])
-      expect(await index.fullText([tokenize('means and ways')], [], 10)).toEqual([])
+      expect(idsOf(await index.fullText(phrase('ways and means'), [], 10))).toEqual(['cmtehswm'])
+      expect(await index.fullText(phrase('means and ways'), [], 10)).toEqual([])
     })
 
     it('finds entities from queries that share no word with them (the held-back set)', async () => {
@@ -84,13 +122,24 @@ for (const kind of searchIndexKinds) {
       expect(quality.top5).toBeGreaterThanOrEqual(Math.ceil(heldBack.length / 2))
     })
 
+    it('meets the relevance goals of each kind of query on the relevance set', async () => {
+      const quality = await measureByKind(RELEVANCE_SET, ids)
+      expect(quality.all.ndcg10).toBeGreaterThanOrEqual(0.85)
+      expect(quality.exact.ndcg10).toBeGreaterThanOrEqual(0.95)
+      expect(quality.names.ndcg10).toBeGreaterThanOrEqual(0.9)
+      expect(quality.none.results).toBeLessThanOrEqual(10)
+    })
+
     it('ranks better fused than by full text alone', async () => {
-      const search = createSearch(store, { index, embedder })
-      const bm25 = async (q: string) => index.fullText(parseGffs(q, { allowFreeText: true }).text.map((term) => tokenize(term.text)).filter((t) => t.length > 0), [], 100)
+      const search = createSearch(store, { index, embedder, nicknames })
+      const bm25 = async (q: string) => {
+        const { text, qualifiers } = parseGffs(q, { allowFreeText: true })
+        return idsOf(await index.fullText(textQueryOf(text, new Map()), qualifiers, 100))
+      }
       const hybrid = await measure(RELEVANCE_SET, async (q) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id))
       const textOnly = await measure(RELEVANCE_SET, bm25)
-      expect(hybrid.mrr).toBeGreaterThan(textOnly.mrr)
-      expect(hybrid.ndcg10).toBeGreaterThan(textOnly.ndcg10)
+      expect(hybrid.mrr!).toBeGreaterThan(textOnly.mrr!)
+      expect(hybrid.ndcg10!).toBeGreaterThan(textOnly.ndcg10!)
     })
 
     it('follows the feed: a renamed bill is found by its new name, deleted and merged entities are gone', async () => {
@@ -100,15 +149,33 @@ for (const kind of searchIndexKinds) {
       await store.warehouse.upsert({ id: 'zz2', type: 'person', name: 'Wombat Other' })
       await indexer.catchUp()
       expect((await ids('quokka habitat'))[0]).toBe('hr547113')
-      expect(await index.fullText([['quokka']], [], 10)).toEqual(['hr547113'])
+      expect(idsOf(await index.fullText(textQueryOf(parseGffs('quokka', { allowFreeText: true }).text, new Map()), [], 10))).toEqual(['hr547113'])
       await store.warehouse.merge('zz2', 'zz1')
       await store.warehouse.delete('hr547113')
       await indexer.catchUp()
       expect(await ids('quokka')).not.toContain('hr547113')
-      expect(await index.fullText([['quokka']], [], 10)).toEqual([])
+      expect(await index.fullText(textQueryOf(parseGffs('quokka', { allowFreeText: true }).text, new Map()), [], 10)).toEqual([])
       const wombats = await ids('wombat')
       expect(wombats[0]).toBe('zz1')
       expect(wombats).not.toContain('zz2')
+    })
+
+    it('answers from the index as it stands while it lags, says how far behind, and never returns what was deleted or merged away since', async () => {
+      await store.warehouse.upsert({ id: 'zz3', type: 'person', name: 'Numbat Example' })
+      await store.warehouse.upsert({ id: 'zz4', type: 'person', name: 'Numbat Other' })
+      await store.warehouse.upsert({ id: 'zz5', type: 'person', name: 'Numbat Third' })
+      await indexer.catchUp()
+      await store.warehouse.delete('zz3')
+      await store.warehouse.merge('zz4', 'zz5')
+      await store.warehouse.upsert({ id: 'zz6', type: 'person', name: 'Numbat Newcomer' })
+      // Three changes not applied: the index still holds zz3 and zz4 and lacks zz6.
+      const behind = await get('/v1/search?q=numbat')
+      expect(behind.headers.get('search-index-lag')).toBe('3')
+      expect((await readDocument(behind, searchDocumentSchema)).data.map((entity) => entity.id)).toEqual(['zz5'])
+      await indexer.catchUp()
+      const current = await get('/v1/search?q=numbat')
+      expect(current.headers.get('search-index-lag')).toBe('0')
+      expect((await readDocument(current, searchDocumentSchema)).data.map((entity) => entity.id).sort()).toEqual(['zz5', 'zz6'])
     })
   })
 }
@@ -123,12 +190,52 @@ describe('search indexes agree', () => {
     const queries = ['house committee', 'committee committee house', 'committee "ways and means"', 'senate "ways and means"', 'act tax relief', 'committee type:committee title:~agri', 'senator -jurisdiction:US-WA']
     for (const q of queries) {
       const query = parseGffs(q, { allowFreeText: true })
-      const terms = query.text.map((term) => tokenize(term.text))
-      const [reference, ...others] = await Promise.all(opened.map(({ index }) => index.fullText(terms, query.qualifiers, 1000)))
+      const text = textQueryOf(query.text, new Map())
+      const [reference, ...others] = await Promise.all(opened.map(async ({ index }) => idsOf(await index.fullText(text, query.qualifiers, 1000))))
       expect(reference!.length, q).toBeLessThan(1000) // all that match, so that no tie is cut off
       for (const found of others) expect(found.toSorted(), q).toEqual(reference!.toSorted())
     }
     for (const { dispose } of opened) await dispose()
+  })
+})
+
+describe('a LanceDB index written by an earlier version', () => {
+  it('is emptied when opened, and its indexer rebuilds it from the feed with the name columns', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'er-lancedb-old-'))
+    const lancedb = await import('@lancedb/lancedb')
+    const db = await lancedb.connect(directory)
+    // The columns of the version before name words: no names, no name_trigrams.
+    await db.createTable('entities', [{ id: 'k000367', type: 'person', tokens: 'amy klobuchar', vector: Array.from({ length: embedder.dimensions }, () => 0.1) }])
+    await db.createTable('state', [{ key: 'cursor', value: 'echg_old' }, { key: 'embedder', value: embedder.id }])
+    db.close()
+    const store = createMemoryStore()
+    await importDemo(store.warehouse)
+    const index = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    expect(await index.state()).toEqual({ cursor: null, embedderId: null })
+    await createIndexer({ store, index, embedder }).catchUp()
+    const search = createSearch(store, { index, embedder, nicknames })
+    expect((await search.search(parseGffs('Klobu', { allowFreeText: true }))).map((entity) => entity.id)).toEqual(['k000367'])
+    await index.close()
+    await rm(directory, { recursive: true, force: true })
+  })
+})
+
+describe('the relevance set', () => {
+  it('holds graded queries of every kind about entities of the demo data, and its held-back queries share no token with their targets', () => {
+    const demo = new Map(DEMO_RECORDS.map((record) => [record.id, record]))
+    expect(RELEVANCE_SET.length).toBeGreaterThanOrEqual(80)
+    for (const kind of KINDS) expect(RELEVANCE_SET.filter((query) => query.kind === kind).length, kind).toBeGreaterThanOrEqual(10)
+    for (const query of RELEVANCE_SET) {
+      expect(Object.keys(query.relevant).length === 0, query.q).toBe(query.kind === 'none')
+      for (const [id, grade] of Object.entries(query.relevant)) expect([demo.has(id), grade], `${query.q}: ${id}`).toEqual([true, expect.toBeOneOf([1, 2])])
+      if (!query.heldBack) continue
+      const asked = tokenize(query.q)
+      for (const id of Object.keys(query.relevant)) {
+        const record = demo.get(id)!
+        const indexed = tokenize([record.title, record.name, record.localIdentifier].filter(Boolean).join(' '))
+        expect(asked.filter((token) => indexed.includes(token)), `${query.q}: ${id}`).toEqual([])
+      }
+    }
   })
 })
 
@@ -174,12 +281,12 @@ describe('search errors', () => {
     expect(await indexer.buildLag()).toBe(0)
   })
 
-  it('answers 503 with Retry-After while the index is far behind the feed, and 500 without search', async () => {
-    const index = (await searchIndexKinds[0]!.open(3)).index
-    const behind = testRegistry(store, { search: createSearch(store, { index, embedder: failing('x'), lag: async () => 5000 }) })
-    const response = await behind.get('/v1/search?q=health')
-    expect(response.headers.get('retry-after')).toBe('5')
-    await expectError(response, 503, 'search_unavailable')
-    await expectError(await testRegistry(store).get('/v1/search?q=health'), 500, 'search_failed')
+  it('answers 404 search_disabled without search, and 500 search_failed when the index could not be opened', async () => {
+    const disabled = await testRegistry(store).get('/v1/search?q=health')
+    expect(disabled.headers.get('content-type')).toBe('application/vnd.api+json')
+    await expectError(disabled, 404, 'search_disabled')
+    // Switched off, the resource is not there: whatever the query, no 400 about it.
+    await expectError(await testRegistry(store).get('/v1/search'), 404, 'search_disabled')
+    await expectError(await testRegistry(store, { search: Promise.resolve(undefined) }).get('/v1/search?q=health'), 500, 'search_failed')
   })
 })

@@ -1,5 +1,9 @@
 /** What only the SQL stores have: private snapshots, transactions, serialized writers. */
+import { sql } from 'kysely'
 import { expect, it } from 'vitest'
+import { createApiKeyAuthenticator } from '../../src/auth/api-keys.js'
+import { hashApiKey } from '../../src/auth/key-format.js'
+import { createKeyManager } from '../../src/auth/key-manager.js'
 import type { z } from 'zod'
 import { entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
 import { testRegistry } from '../support/demo.js'
@@ -243,11 +247,47 @@ describeEachStore(sqlDialects, 'stored resources', (dialect) => {
     const page = async () => (await testRegistry(store()).get('/v1/entities')).text()
     const before = await page()
     // As an older version left it: no column, and the migration not run.
+    await asBeforeOrganizations(db)
     await db.schema.alterTable('entities').dropColumn('resource').execute()
     await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0004_entities_resource' as never).execute()
     await migrateToLatest(db, await resolveDialect(db, dialect.name === 'sqlite' ? 'sqlite' : 'postgres'))
     expect(await page()).toBe(before)
     const rows = await db.selectFrom('entities').select(['id', 'resource']).orderBy('id').execute()
     expect(rows.map((row) => row.resource === null)).toEqual([false, false])
+    // Migration 0006 ran again over them: the kept facet counts start from the entities there are.
+    expect((await store().countFacets({ qualifiers: [], fields: ['type'], limit: 50 })).facets).toEqual({ type: [{ value: 'person', count: 2 }] })
   })
 })
+
+describeEachStore(sqlDialects, 'keys from before organizations', (dialect) => {
+  const store = useStore(dialect)
+
+  it('moves the keys of a store written before organizations (migration 0005) to "default", where they keep working', async () => {
+    const db = (store() as KyselyStore).db
+    const legacyKey = `er_${'Qx-_'.repeat(10)}abc`
+    const hash = await hashApiKey(legacyKey)
+    await asBeforeOrganizations(db)
+    await sql`insert into api_keys (key_hash, created_at) values (${hash}, '2026-01-01T00:00:00.000Z')`.execute(db)
+    await migrateToLatest(db, await resolveDialect(db, dialect.name === 'sqlite' ? 'sqlite' : 'postgres'))
+    const id = `legacy_${hash.slice(0, 10)}`
+    expect(await createKeyManager(store()).listKeys()).toEqual([
+      { id, org: 'default', label: null, createdAt: '2026-01-01T00:00:00.000Z', expiresAt: null, lastUsedAt: null, state: 'active' },
+    ])
+    expect(await store().listOrganizations()).toEqual([{ name: 'default', createdAt: '2026-01-01T00:00:00.000Z' }])
+    const auth = createApiKeyAuthenticator({ store: store() })
+    expect(await auth.authenticate(legacyKey, { method: 'GET', url: 'http://localhost/', headers: new Headers() })).toEqual({ id, org: 'default' })
+  })
+})
+
+/** The schema as it was before migration 0005 (keys as bare hashes) and 0006 (facet counts), neither run. */
+async function asBeforeOrganizations(db: KyselyStore['db']): Promise<void> {
+  const sqlite = (await sql<{ version: string }>`select sqlite_version() as version`.execute(db).catch(() => null)) !== null
+  if (sqlite) for (const event of ['insert', 'update', 'delete']) await sql`drop trigger ${sql.ref(`entities_facet_counts_${event}`)}`.execute(db)
+  else await sql`drop function entity_registry_facet_counts() cascade`.execute(db)
+  await db.schema.dropTable('facet_counts').execute()
+  await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0006_facet_counts' as never).execute()
+  await db.schema.dropTable('api_keys').execute()
+  await db.schema.dropTable('organizations').execute()
+  await db.schema.createTable('api_keys').addColumn('key_hash', 'text', (column) => column.primaryKey()).addColumn('created_at', 'text', (column) => column.notNull()).execute()
+  await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '0005_organizations_and_keys' as never).execute()
+}

@@ -16,6 +16,8 @@ export const { GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE } = createRouteHandl
         demo: true,
         apiKeys: (process.env.ENTITY_REGISTRY_API_KEYS ?? '').split(',').filter((key) => key !== ''),
         baseUrl: '/api/registry',
+        // The page to browse the registry, at /api/registry/explore.
+        explorer: true,
         // Requests a minute per key; 0 turns limiting off.
         rateLimit: Number(process.env.RATE_LIMIT ?? 600),
       })

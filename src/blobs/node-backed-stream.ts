@@ -1,0 +1,40 @@
+import type { Readable } from 'node:stream'
+
+/**
+ * The key under which a Web stream made by `nodeBackedStream` keeps how to open its Node stream: the
+ * Node adapter pipes that to the socket, skipping a Web stream's round trip (a Node stream turned Web
+ * and back costs several times the reading, and holds a chunk at each stage for a stalled client).
+ */
+export const NODE_READABLE = Symbol.for('entity-registry.nodeReadable')
+
+export type NodeBackedStream = ReadableStream<Uint8Array> & { [NODE_READABLE](): Readable }
+
+/**
+ * A Web stream of the Node stream `open` makes, opened only when first read: by the Node adapter as
+ * that Node stream itself, by anything else (Bun, Deno, a test) as a Web stream. Either way, one
+ * opening: the Web side is never read once the Node side is taken.
+ */
+export function nodeBackedStream(open: () => Readable): NodeBackedStream {
+  let chunks: AsyncIterator<Buffer> | undefined
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        chunks ??= open()[Symbol.asyncIterator]()
+        const { done, value } = await chunks.next()
+        if (done) controller.close()
+        else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength))
+      },
+      async cancel() {
+        // Ends the Node stream, which closes its file or connection.
+        await chunks?.return?.()
+      },
+    },
+    // Nothing is opened or read before a reader asks.
+    { highWaterMark: 0 },
+  )
+  return Object.assign(stream, { [NODE_READABLE]: open })
+}
+
+export function isNodeBacked(body: ReadableStream<Uint8Array>): body is NodeBackedStream {
+  return typeof (body as Partial<NodeBackedStream>)[NODE_READABLE] === 'function'
+}

@@ -1,0 +1,104 @@
+/** Limits around keys: failed authentications per client address, and rate limits by key or organization. */
+import { describe, expect, it } from 'vitest'
+import { serve } from '../../adapters/node.js'
+import { createApiKeyAuthenticator } from '../../src/auth/api-keys.js'
+import { generateApiKey } from '../../src/auth/key-format.js'
+import { createKeyManager } from '../../src/auth/key-manager.js'
+import { createMemoryStore } from '../../src/memory/index.js'
+import type { RateLimiter } from '../../src/ports/rate-limiter.js'
+import { createTokenBucketRateLimiter } from '../../src/rate-limit/token-bucket.js'
+import { createRegistry, type RegistryOptions } from '../../src/registry.js'
+import { expectError } from '../support/documents.js'
+
+const URL_OF_LIST = 'http://registry.test/v1/entities?page[limit]=1'
+
+async function keyedRegistry(options: Partial<RegistryOptions> = {}) {
+  const store = createMemoryStore()
+  const manager = createKeyManager(store)
+  const registry = createRegistry({ store, auth: createApiKeyAuthenticator({ store }), ...options })
+  const send = (key: string, address?: string) =>
+    registry.fetch(new Request(URL_OF_LIST, { headers: { Authorization: `Bearer ${key}` } }), address === undefined ? {} : { address })
+  return { registry, manager, send }
+}
+
+describe('failed authentications', () => {
+  it('answer 429 with Retry-After to an address past its allowance, whatever key it sends then, and to no other address', async () => {
+    const { manager, send } = await keyedRegistry({ authFailureLimit: 5 })
+    const { key } = await manager.createKey({ org: 'acme' })
+    for (let attempt = 0; attempt < 5; attempt++) expect((await send(generateApiKey(), '10.0.0.1')).status).toBe(401)
+    const refused = await send(generateApiKey(), '10.0.0.1')
+    await expectError(refused, 429, 'rate_limited')
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(12)
+    expect((await send(key, '10.0.0.1')).status).toBe(429)
+    expect((await send(key, '10.0.0.2')).status).toBe(200)
+    expect((await send('wrong', '10.0.0.2')).status).toBe(401)
+  })
+
+  it('are not counted where the address is unknown, nor when the limit is 0', async () => {
+    for (const [limit, address] of [[5, undefined], [0, '10.0.0.1']] as const) {
+      const { send } = await keyedRegistry({ authFailureLimit: limit })
+      for (let attempt = 0; attempt < 20; attempt++) expect((await send('wrong', address)).status).toBe(401)
+    }
+  })
+
+  it('over HTTP: of 1,500 wrong keys sent at once, about the first 60 are answered 401 and the rest 429', async () => {
+    const { registry } = await keyedRegistry()
+    const server = await serve(registry, { port: 0 })
+    try {
+      const started = performance.now()
+      const statuses = await Promise.all(
+        Array.from({ length: 1500 }, () => fetch(`${server.url}/v1/entities`, { headers: { Authorization: `Bearer ${generateApiKey()}` } }).then((response) => response.status)),
+      )
+      // The allowance refills at one a second while they are answered.
+      const refilled = Math.ceil((performance.now() - started) / 1000)
+      const refused = statuses.filter((status) => status === 401).length
+      expect(refused).toBeGreaterThanOrEqual(60)
+      expect(refused).toBeLessThanOrEqual(60 + refilled)
+      expect(statuses.filter((status) => status === 429)).toHaveLength(1500 - refused)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('behind a trusted proxy are counted by the address the proxy appended to X-Forwarded-For', async () => {
+    const { registry } = await keyedRegistry({ authFailureLimit: 2 })
+    const server = await serve(registry, { port: 0, trustProxy: true })
+    const send = (forwardedFor: string) => fetch(`${server.url}/v1/entities`, { headers: { Authorization: 'Bearer wrong', 'X-Forwarded-For': forwardedFor } }).then((response) => response.status)
+    try {
+      // What a client puts first is its own to choose; only the proxy's last entry counts.
+      expect([await send('1.1.1.1, 10.0.0.1'), await send('2.2.2.2, 10.0.0.1'), await send('3.3.3.3, 10.0.0.1')]).toEqual([401, 401, 429])
+      expect(await send('1.1.1.1, 10.0.0.2')).toBe(401)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('rate limits', () => {
+  /** A real token bucket whose keys are recorded. */
+  const recording = (limit: number) => {
+    const bucket = createTokenBucketRateLimiter({ limit })
+    const keys: string[] = []
+    const limiter: RateLimiter = { take: (key) => (keys.push(key), bucket.take(key)) }
+    return { limiter, keys }
+  }
+
+  it('count each key by its public id, never by the key or its hash', async () => {
+    const { limiter, keys } = recording(10)
+    const { manager, send } = await keyedRegistry({ rateLimit: limiter })
+    const { key, apiKey } = await manager.createKey({ org: 'acme' })
+    expect((await send(key)).status).toBe(200)
+    expect(keys).toEqual([`key:${apiKey.id}`])
+  })
+
+  it('count all the keys of an organization together with rateLimitScope org', async () => {
+    const { limiter, keys } = recording(3)
+    const { manager, send } = await keyedRegistry({ rateLimit: limiter, rateLimitScope: 'org' })
+    const [first, second, other] = [await manager.createKey({ org: 'acme' }), await manager.createKey({ org: 'acme' }), await manager.createKey({ org: 'zeta' })]
+    expect([await send(first.key), await send(second.key), await send(first.key)].map((response) => response.status)).toEqual([200, 200, 200])
+    await expectError(await send(second.key), 429, 'rate_limited')
+    expect((await send(other.key)).status).toBe(200)
+    expect(new Set(keys)).toEqual(new Set(['org:acme', 'org:zeta']))
+  })
+})
