@@ -1,6 +1,7 @@
 import type { ApiKeyStore, Authenticator, Principal, StoredApiKey } from '../ports/auth.js'
 import { isWellFormedApiKey, keyHash } from './key-format.js'
 import { stateOf } from './key-manager.js'
+import { setNewest } from '../bounded-map.js'
 
 export interface ApiKeyAuthenticatorOptions {
   /**
@@ -53,11 +54,9 @@ export function createApiKeyAuthenticator({
   function lookUp(hash: string, time: number): Promise<StoredApiKey | null> {
     const cached = lookups.get(hash)
     if (cached !== undefined && cached.until > time) return cached.key
-    lookups.delete(hash)
     const key = store!.findApiKey(hash)
     // Insertion order is expiry order: the first entry is the oldest.
-    lookups.set(hash, { key, until: time + cacheTtlMs })
-    if (lookups.size > cacheSize) lookups.delete(lookups.keys().next().value!)
+    setNewest(lookups, hash, { key, until: time + cacheTtlMs }, cacheSize)
     key.catch(() => lookups.delete(hash))
     return key
   }

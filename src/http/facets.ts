@@ -5,6 +5,7 @@ import { FacetFilterTooBroadError } from '../ports/facet-errors.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter } from './query.js'
 import { jsonApiAnswer } from './responses.js'
+import { setNewest } from '../bounded-map.js'
 
 /** Values answered a field at most. */
 export const FACET_LIMIT = 50
@@ -32,9 +33,7 @@ export function createFacetsEndpoint(): EndpointHandler {
       const self = links.withQuery('/v1/facets', [...(filter === null ? [] : [['filter', filter.raw] as [string, string]]), ['fields', fields.join(',')]])
       answer = { feedHead: counts.feedHead, json: JSON.stringify({ links: { self }, meta: { total: counts.total, facets: counts.facets } }) }
       // Least recently computed first out.
-      answers.delete(key)
-      answers.set(key, answer)
-      if (answers.size > CACHED_ANSWERS) answers.delete(answers.keys().next().value!)
+      setNewest(answers, key, answer, CACHED_ANSWERS)
     }
     return jsonApiAnswer(answer.json, 200, answer.feedHead === null ? {} : { 'Change-Feed-Head': answer.feedHead })
   }

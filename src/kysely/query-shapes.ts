@@ -1,5 +1,6 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely'
 import type { Qualifier } from '../gffs/types.js'
+import { setNewest } from '../bounded-map.js'
 
 /** Shapes kept compiled; the prepared-statement cache of the SQLite store holds as many. */
 const MAX_SHAPES = 256
@@ -41,8 +42,7 @@ export function createQueryShapes(db: Kysely<any>) {
       if (shape === undefined) {
         shape = compileShape(values.length, build)
         // Clients choose the shapes: the least recently compiled falls out past the bound.
-        if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value!)
-        shapes.set(key, shape)
+        setNewest(shapes, key, shape, MAX_SHAPES)
       }
       if (shape === null) return (await db.executeQuery(build(values).compile())).rows
       const { compiled, slots } = shape

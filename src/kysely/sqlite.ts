@@ -2,6 +2,7 @@ import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from
 import { foldCase } from '../gffs/evaluate.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
 import { SQLITE_FOLD_FUNCTION } from './sql-dialect.js'
+import { setNewest } from '../bounded-map.js'
 
 export interface SqliteStoreOptions extends StoreTuning {
   /** A database file (created when missing), or `:memory:`. */
@@ -102,14 +103,8 @@ function withStatementCache(database: SqliteConnection): SqliteDatabase {
   return {
     close: () => database.close(),
     prepare(sql: string) {
-      let statement = statements.get(sql)
-      if (statement === undefined) {
-        statement = database.prepare(sql)
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
-      } else {
-        statements.delete(sql)
-      }
-      statements.set(sql, statement)
+      const statement = statements.get(sql) ?? database.prepare(sql)
+      setNewest(statements, sql, statement, STATEMENT_CACHE_SIZE)
       return statement
     },
   }

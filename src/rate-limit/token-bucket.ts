@@ -1,4 +1,5 @@
 import type { RateLimitDecision, RateLimiter } from '../ports/rate-limiter.js'
+import { setNewest } from '../bounded-map.js'
 
 export interface TokenBucketOptions {
   /** Requests per window; also the burst size. */
@@ -41,10 +42,8 @@ export function createTokenBuckets({ limit, windowSeconds = 60, maxKeys = 100_00
       let tokens = refilled(key, time)
       const allowed = tokens >= 1
       if (allowed) tokens -= 1
-      // Re-insert so the Map's order is least recently used first.
-      buckets.delete(key)
-      buckets.set(key, { tokens, updated: time })
-      if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!)
+      // Least recently used first out.
+      setNewest(buckets, key, { tokens, updated: time }, maxKeys)
       return decision(allowed, tokens)
     },
     /** Whether a token could be taken now, taking none. */
