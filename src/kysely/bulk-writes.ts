@@ -1,5 +1,6 @@
 import type { Insertable, Kysely } from 'kysely'
-import type { ChangesTable, EntitiesTable, RegistryDatabase } from './schema.js'
+import { CONTRACT_COLUMNS } from '../contract/fields.js'
+import { PREVIOUS_CONTRACT_COLUMNS, type ChangesTable, type EntitiesTable, type RegistryDatabase } from './schema.js'
 
 export type EntityWrite = Insertable<EntitiesTable>
 export type ChangeWrite = Insertable<ChangesTable>
@@ -20,51 +21,27 @@ export interface BulkWrites {
 }
 
 /** The entity columns in the order the bulk statements bind them. */
-export const ENTITY_WRITE_COLUMNS = [
+export const ENTITY_WRITE_COLUMNS: readonly (keyof EntitiesTable)[] = [
   'id',
   'state',
   'merged_into',
-  'type',
-  'title',
-  'name',
-  'display_date',
-  'jurisdiction',
-  'local_identifier',
-  'local_type',
-  'authority',
-  'status',
+  ...Object.values(CONTRACT_COLUMNS),
   'snapshot',
   'private_snapshot',
   'resource',
-] as const satisfies readonly (keyof EntitiesTable)[]
+]
 
 /** The change columns in the order the bulk statements bind them (`seq` is assigned). */
-export const CHANGE_WRITE_COLUMNS = [
+export const CHANGE_WRITE_COLUMNS: readonly Exclude<keyof ChangesTable, 'seq'>[] = [
   'entity_id',
   'change_type',
   'changed_keys',
   'merged_into',
   'recorded_at',
-  'type',
-  'title',
-  'name',
-  'display_date',
-  'jurisdiction',
-  'local_identifier',
-  'local_type',
-  'authority',
-  'status',
-  'previous_type',
-  'previous_title',
-  'previous_name',
-  'previous_display_date',
-  'previous_jurisdiction',
-  'previous_local_identifier',
-  'previous_local_type',
-  'previous_authority',
-  'previous_status',
+  ...Object.values(CONTRACT_COLUMNS),
+  ...Object.values(PREVIOUS_CONTRACT_COLUMNS),
   'snapshot',
-] as const satisfies readonly Exclude<keyof ChangesTable, 'seq'>[]
+]
 
 /** The columns an upsert sets on an existing row. */
 export function updatedColumns(keepPrivate: boolean): readonly string[] {
