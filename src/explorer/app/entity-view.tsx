@@ -41,12 +41,7 @@ export function EntityView({ id }: { id: string }) {
             <dd>{entity.id}</dd>
             <dt>Type</dt>
             <dd>{entity.type}</dd>
-            {Object.entries(attributes).map(([name, value]) => (
-              <Fragment key={name}>
-                <dt>{name}</dt>
-                <dd>{String(value)}</dd>
-              </Fragment>
-            ))}
+            <NamedValues values={attributes} />
           </dl>
           {texts.length > 0 && (
             <section aria-labelledby="texts-heading">
@@ -64,6 +59,20 @@ export function EntityView({ id }: { id: string }) {
   )
 }
 
+/** Each name and its value, as text, in a definition list. */
+function NamedValues({ values }: { values: object }) {
+  return (
+    <>
+      {Object.entries(values).map(([name, value]) => (
+        <Fragment key={name}>
+          <dt>{name}</dt>
+          <dd>{String(value)}</dd>
+        </Fragment>
+      ))}
+    </>
+  )
+}
+
 function TextRenditions({ text, index }: { text: Text; index: number }) {
   const { renditions, ...about } = text
   return (
@@ -73,12 +82,7 @@ function TextRenditions({ text, index }: { text: Text; index: number }) {
         {text.type ? `: ${text.type}` : ''}
       </h3>
       <dl class="attributes">
-        {Object.entries(about).map(([name, value]) => (
-          <Fragment key={name}>
-            <dt>{name}</dt>
-            <dd>{String(value)}</dd>
-          </Fragment>
-        ))}
+        <NamedValues values={about} />
       </dl>
       <ScrollingTable label={`Renditions of text ${index + 1}`}>
         <thead>
