@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web'
 import type { BlobInfo, BlobStore } from '../ports/blob-store.js'
 import { nodeBackedStream } from './node-backed-stream.js'
+import { takeStreamChunkSize } from './stream-chunk-size.js'
 
 const SAFE_KEY = /^[0-9A-Za-z_-]+$/
 
@@ -36,8 +37,11 @@ export function createFileBlobStore(directory: string): BlobStore {
       if ((await statOf(path)) === null) return null
       // Opened when read: memory does not grow with the file, and cancelling it closes the file. The
       // Node adapter pipes the file stream to the socket as it is; a client that stopped reading then
-      // holds one 64 KiB chunk of it.
-      return nodeBackedStream(() => createReadStream(path, range))
+      // holds about two of its chunks.
+      return nodeBackedStream(() => {
+        const chunk = takeStreamChunkSize()
+        return createReadStream(path, { ...range, highWaterMark: chunk.size }).once('close', chunk.release)
+      })
     },
     async read(key, range) {
       try {

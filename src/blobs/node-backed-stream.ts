@@ -10,11 +10,13 @@ export const NODE_READABLE = Symbol.for('entity-registry.nodeReadable')
 export type NodeBackedStream = ReadableStream<Uint8Array> & { [NODE_READABLE](): Readable }
 
 /**
- * A Web stream of the Node stream `open` makes, opened only when first read: by the Node adapter as
- * that Node stream itself, by anything else (Bun, Deno, a test) as a Web stream. Either way, one
- * opening: the Web side is never read once the Node side is taken.
+ * A Web stream of a Node stream: by the Node adapter read as that Node stream itself, by anything
+ * else (Bun, Deno, a test) as a Web stream. Either way, one reader: the Web side is never read once
+ * the Node side is taken. Given `open`, the Node stream is opened only when first read (a file
+ * stays closed until then); given a stream already open, cancelling the Web side unread ends it.
  */
-export function nodeBackedStream(open: () => Readable): NodeBackedStream {
+export function nodeBackedStream(source: (() => Readable) | Readable): NodeBackedStream {
+  const open = typeof source === 'function' ? source : () => source
   let chunks: AsyncIterator<Buffer> | undefined
   const stream = new ReadableStream<Uint8Array>(
     {
@@ -26,7 +28,8 @@ export function nodeBackedStream(open: () => Readable): NodeBackedStream {
       },
       async cancel() {
         // Ends the Node stream, which closes its file or connection.
-        await chunks?.return?.()
+        if (chunks) await chunks.return?.()
+        else if (typeof source !== 'function') source.destroy()
       },
     },
     // Nothing is opened or read before a reader asks.

@@ -1,6 +1,8 @@
 import type { BlobInfo, BlobStore, ByteRange } from '../ports/blob-store.js'
 import { DependencyUnavailableError } from '../ports/dependency.js'
-import { withStallTimeout } from './stall-timeout.js'
+import type { Readable } from 'node:stream'
+import { nodeBackedStream } from '../blobs/node-backed-stream.js'
+import { withNodeStallTimeout, withStallTimeout } from './stall-timeout.js'
 
 /**
  * What the store needs of an S3 client: `@aws-sdk/client-s3`'s `S3Client` has it. Typed here so
@@ -121,9 +123,15 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
       try {
         const object = (await send(
           new sdk.GetObjectCommand({ Bucket: bucket, Key: keyOf(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
-        )) as { Body?: { transformToWebStream(): ReadableStream<Uint8Array> } }
-        const body = object.Body?.transformToWebStream()
-        return body ? withStallTimeout(body, timeoutMs, () => unavailable(new Error(`the object store sent nothing for ${timeoutMs} ms`))) : null
+        )) as { Body?: SdkBody }
+        if (object.Body === undefined) return null
+        const stalled = () => unavailable(new Error(`the object store sent nothing for ${timeoutMs} ms`))
+        if (isNodeReadable(object.Body)) {
+          // On Node the body is the HTTP response itself: handed on as a Node stream, it is piped to
+          // the client without the Web stream stages that each held a chunk for a stalled client.
+          return nodeBackedStream(await withNodeStallTimeout(object.Body, timeoutMs, stalled))
+        }
+        return withStallTimeout(object.Body.transformToWebStream(), timeoutMs, stalled)
       } catch (error) {
         if (isNotFound(error)) return null
         throw error
@@ -178,6 +186,13 @@ function unavailable(error: unknown): DependencyUnavailableError {
 /** A failure of an SDK call (the SDK gives each its `$metadata`), not of the stream the caller gave. */
 function isFromTheStore(error: unknown): boolean {
   return typeof error === 'object' && error !== null && '$metadata' in error
+}
+
+/** The SDK's `GetObject` body: a Node stream on Node, with a Web stream view everywhere. */
+type SdkBody = { transformToWebStream(): ReadableStream<Uint8Array> } | (Readable & { transformToWebStream(): ReadableStream<Uint8Array> })
+
+function isNodeReadable(body: SdkBody): body is Readable & SdkBody {
+  return typeof (body as Partial<Readable>).pipe === 'function' && typeof (body as Partial<Readable>).on === 'function'
 }
 
 function infoOf(size: number | undefined, etag: string | undefined): BlobInfo {

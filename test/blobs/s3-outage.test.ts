@@ -8,6 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest'
+import { isNodeBacked, NODE_READABLE } from '../../src/blobs/node-backed-stream.js'
 import { DependencyUnavailableError } from '../../src/ports/dependency.js'
 import { createS3BlobStore } from '../../src/s3/index.js'
 import { S3_CREDENTIALS, startS3Server, type S3Server } from '../support/s3-server.js'
@@ -110,6 +111,49 @@ it('fails a download whose body stalls mid-way', async () => {
   )
   expect(error).toBeInstanceOf(DependencyUnavailableError)
   expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1000)
+})
+
+it('fails a download whose body stalls mid-way, read as the Node stream the Node adapter pipes', async () => {
+  const stalling = await listening(
+    createHttpServer((_request, response) => {
+      response.writeHead(200, { 'Content-Length': '1000', ETag: '"x"' })
+      response.write(new Uint8Array(10))
+    }),
+  )
+  const body = (await storeAt(stalling).get('rnd_a'))!
+  if (!isNodeBacked(body)) expect.unreachable('a download on Node is Node-backed')
+  const started = Date.now()
+  const error = await (async () => {
+    for await (const _chunk of body[NODE_READABLE]()) void _chunk
+  })().then(
+    () => null,
+    (thrown: unknown) => thrown,
+  )
+  expect(error).toBeInstanceOf(DependencyUnavailableError)
+  expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1000)
+})
+
+it('streams a download, as a Node stream, to a reader that pauses longer than the timeout', async () => {
+  const blobs = storeAt(s3.endpoint)
+  const bytes = new Uint8Array(2 * 1024 * 1024).map((_, index) => index % 251)
+  await blobs.put('rnd_slow_node', bytes)
+  const body = (await blobs.get('rnd_slow_node'))!
+  if (!isNodeBacked(body)) expect.unreachable('a download on Node is Node-backed')
+  const chunks: Buffer[] = []
+  for await (const chunk of body[NODE_READABLE]()) {
+    chunks.push(chunk as Buffer)
+    if (chunks.length === 1) await new Promise((resolve) => setTimeout(resolve, 3 * TIMEOUT_MS))
+  }
+  expect(Buffer.concat(chunks).equals(Buffer.from(bytes))).toBe(true)
+})
+
+it('closes the object store\'s response when a download is cancelled unread', async () => {
+  const blobs = storeAt(s3.endpoint)
+  await blobs.put('rnd_unread', new Uint8Array(1024 * 1024))
+  const body = (await blobs.get('rnd_unread'))!
+  if (!isNodeBacked(body)) expect.unreachable('a download on Node is Node-backed')
+  await body.cancel()
+  expect(body[NODE_READABLE]().destroyed).toBe(true)
 })
 
 it('streams a download to a reader that pauses longer than the timeout', async () => {

@@ -1,0 +1,16 @@
+import { expect, it } from 'vitest'
+import { takeStreamChunkSize } from '../../src/blobs/stream-chunk-size.js'
+
+it('reads in 64 KiB chunks while few streams are open, and in 16 KiB chunks past 64 of them', () => {
+  const open = Array.from({ length: 64 }, () => takeStreamChunkSize())
+  expect(new Set(open.map((chunk) => chunk.size))).toEqual(new Set([64 * 1024]))
+  const crowded = takeStreamChunkSize()
+  expect(crowded.size).toBe(16 * 1024)
+  // Releasing twice counts once: the 64th stream after one release reads in full chunks again.
+  open[0]!.release()
+  open[0]!.release()
+  crowded.release()
+  const next = takeStreamChunkSize()
+  expect(next.size).toBe(64 * 1024)
+  expect(takeStreamChunkSize().size).toBe(16 * 1024)
+})
