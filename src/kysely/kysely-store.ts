@@ -164,6 +164,11 @@ export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Pr
       return row === undefined ? null : toStoredEntity(row)
     },
 
+    async getEntities(ids) {
+      if (ids.length === 0) return []
+      return (await selectServedEntities(db).where('id', 'in', ids).execute()).map(toStoredEntity)
+    },
+
     async listChanges({ qualifiers, after, limit, window: maxWindow, scope = 'after' }: ListChangesQuery): Promise<ChangePage> {
       // Every qualifier is checked row by row here: the window shrinks as the filter costs more.
       const window = windowFor(qualifiers, maxWindow, { passes: scope === 'either' ? 2 : 1 })

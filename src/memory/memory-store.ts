@@ -61,6 +61,8 @@ export function createMemoryStore(): RegistryStore {
       return entity ? structuredClone(entity) : null
     },
 
+    getEntities: async (ids) => ids.flatMap((id) => (entities.has(id) ? [structuredClone(entities.get(id)!)] : [])),
+
     async listChanges({ qualifiers, after, limit, window, scope = 'after' }: ListChangesQuery): Promise<ChangePage> {
       // Sequence n is at index n - 1.
       const start = after === null ? 0 : (decodeChangeId(after) ?? 0)

@@ -99,6 +99,9 @@ export interface FacetCounts {
   feedHead: string | null
 }
 
+/** The most ids `EntityStore.getEntities` is asked for at once. */
+export const GET_ENTITIES_LIMIT = 1000
+
 /** The read side of a store. Implementations must not expose anything outside the public snapshot. */
 export interface EntityStore {
   listEntities(query: ListEntitiesQuery): Promise<EntityPage>
@@ -109,6 +112,12 @@ export interface EntityStore {
   readonly pagesCarryFeedHead?: boolean
   /** The entity with this id in any state, or null when it never existed. */
   getEntity(id: string): Promise<StoredEntity | null>
+  /**
+   * The entities with these ids (at most `GET_ENTITIES_LIMIT`), in any state and any order, in one read; ids that
+   * never existed are left out. Optional: without it, search reads a page of results one `getEntity`
+   * at a time.
+   */
+  getEntities?(ids: readonly string[]): Promise<StoredEntity[]>
   listChanges(query: ListChangesQuery): Promise<ChangePage>
   /**
    * Counts of the canonical entities matching a filter, by value of each field asked, in one

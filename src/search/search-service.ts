@@ -2,7 +2,7 @@ import type { StoredEntity } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { GffsQuery, TextTerm } from '../gffs/types.js'
 import type { Embedder } from '../ports/embedder.js'
-import type { EntityStore, ListedEntity } from '../ports/entity-store.js'
+import { GET_ENTITIES_LIMIT, type EntityStore, type ListedEntity } from '../ports/entity-store.js'
 import type { ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
 import { withNicknames, type Nicknames } from './nicknames.js'
 import { containsPhrase, fullTextOf, queryWords, tokenize } from './text.js'
@@ -63,9 +63,11 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
         text.words.length + text.phrases.length > 0 ? index.fullText(text, query.qualifiers, depth) : Promise.resolve([]),
         vector!.some((value) => value !== 0) ? index.nearest(vector!, query.qualifiers, Math.max(depth, BACKGROUND_RANK)) : Promise.resolve([]),
       ])
+      const fused = fuse(byText, standingOut(neighbours).slice(0, depth), text.words.length)
+      const found = new Map((await entitiesByIds(store, fused)).map((entity) => [entity.id, entity]))
       const ranked: StoredEntity[] = []
-      for (const id of fuse(byText, standingOut(neighbours).slice(0, depth), text.words.length)) {
-        const entity = await store.getEntity(id)
+      for (const id of fused) {
+        const entity = found.get(id)
         // The store is the truth: an entity the index has not caught up with yet is checked here.
         if (entity?.state !== 'canonical' || !matchesQualifiers(query.qualifiers, entity.snapshot) || holdsAny(entity, excluded)) continue
         ranked.push(entity)
@@ -121,8 +123,22 @@ function holdsAny(entity: StoredEntity, excluded: string[][]): boolean {
 /** The entities whose indexed text holds no excluded word or phrase; a rendered entity is read whole for it. */
 async function withoutExcluded(store: EntityStore, listed: ListedEntity[], excluded: string[][]): Promise<ListedEntity[]> {
   if (excluded.length === 0) return listed
-  const entities = await Promise.all(listed.map((entity) => ('snapshot' in entity ? entity : store.getEntity(entity.id))))
+  const rendered = await entitiesByIds(store, listed.filter((entity) => !('snapshot' in entity)).map((entity) => entity.id))
+  const read = new Map(rendered.map((entity) => [entity.id, entity]))
+  const entities = listed.map((entity) => ('snapshot' in entity ? entity : read.get(entity.id)))
   return entities.filter((entity): entity is StoredEntity => entity?.state === 'canonical' && !holdsAny(entity, excluded))
+}
+
+/** The entities with these ids that exist: a read a thousand where the store can (`getEntities`), else one an id. */
+async function entitiesByIds(store: EntityStore, ids: readonly string[]): Promise<StoredEntity[]> {
+  const { getEntities } = store
+  if (getEntities === undefined) {
+    const entities = await Promise.all(ids.map((id) => store.getEntity(id)))
+    return entities.filter((entity): entity is StoredEntity => entity !== null)
+  }
+  const batches: Promise<StoredEntity[]>[] = []
+  for (let start = 0; start < ids.length; start += GET_ENTITIES_LIMIT) batches.push(getEntities.call(store, ids.slice(start, start + GET_ENTITIES_LIMIT)))
+  return (await Promise.all(batches)).flat()
 }
 
 /** Up to 100 matching entities in id order, following the store's pages (which may be short). */

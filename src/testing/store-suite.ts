@@ -196,6 +196,27 @@ export function describeEntityStore(name: string, makeStore: () => Promise<Regis
       })
     })
 
+    describe('getEntities', () => {
+      it('reads the entities of many ids at once, in any state, leaving out ids that never existed', async () => {
+        const read = store().getEntities?.bind(store())
+        // Optional: a store without it is read one id at a time.
+        if (read === undefined) return
+        for (const id of ['a', 'b', 'c', 'd']) await store().warehouse.upsert({ id, type: 'person', name: id.toUpperCase() })
+        await store().warehouse.merge('b', 'c')
+        await store().warehouse.delete('d')
+        const entities = await read(['d', 'missing', 'a', 'b', 'c'])
+        const byId = Object.fromEntries(entities.map(({ id, state, mergedInto, snapshot }) => [id, { state, mergedInto, name: snapshot.name }]))
+        equal(byId, {
+          a: { state: 'canonical', mergedInto: null, name: 'A' },
+          b: { state: 'merged', mergedInto: 'c', name: 'B' },
+          c: { state: 'canonical', mergedInto: null, name: 'C' },
+          d: { state: 'deleted', mergedInto: null, name: undefined },
+        })
+        for (const entity of entities) equal(entity, await store().getEntity(entity.id))
+        equal(await read([]), [])
+      })
+    })
+
     describe('countFacets', () => {
       const write = async () => {
         for (const [id, type, jurisdiction, status] of [

@@ -7,6 +7,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
     'DependencyUnavailableError',
     'FACET_FIELDS',
     'FacetFilterTooBroadError',
+    'GET_ENTITIES_LIMIT',
     'GFFS_LIMITS',
     'GffsError',
     'KeyManagerError',

@@ -142,6 +142,21 @@ for (const kind of searchIndexKinds) {
       expect(hybrid.ndcg10!).toBeGreaterThan(textOnly.ndcg10!)
     })
 
+    it('reads a page of results from the store in one read, and gives the same page from a store that reads one id at a time', async () => {
+      const reads = { one: 0, many: 0 }
+      const counted: typeof store = {
+        ...store,
+        getEntity: (id) => (reads.one++, store.getEntity(id)),
+        getEntities: (ids) => (reads.many++, store.getEntities!(ids)),
+      }
+      const { getEntities: _unused, ...oneAtATime } = store
+      const query = parseGffs('committee -house', { allowFreeText: true })
+      const batched = await createSearch(counted, { index, embedder, nicknames }).search(query)
+      expect(batched.length).toBeGreaterThan(10)
+      expect(reads).toEqual({ one: 0, many: 1 })
+      expect(await createSearch(oneAtATime, { index, embedder, nicknames }).search(query)).toEqual(batched)
+    })
+
     it('follows the feed: a renamed bill is found by its new name, deleted and merged entities are gone', async () => {
       const bill = DEMO_RECORDS.find((record) => record.id === 'hr547113')!
       await store.warehouse.upsert({ ...bill, title: 'Quokka Habitat Preservation Act' })
