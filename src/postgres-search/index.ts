@@ -1,0 +1,2 @@
+/** `entity-registry/postgres-search`: the search index inside PostgreSQL, beside the store. */
+export { createPostgresSearchIndex, type PostgresSearchIndexOptions } from './postgres-search-index.js'
