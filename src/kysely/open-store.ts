@@ -11,12 +11,13 @@ const OTHER_URL = /^([a-z][a-z0-9+.-]*):\/\//i
  * The store a database option names: a `postgres://` or `postgresql://` URL; `pglite:` followed by
  * a directory (`pglite://path` or `pglite:path`; in memory when empty); else a SQLite file path. Any
  * other `scheme://` is refused (`mysql://…` must not become a SQLite file of that name).
+ * `pgliteExtensions`: what a PGlite database loads (the search index inside it needs some).
  */
-export function openStore(location: string): Promise<KyselyStore> {
+export function openStore(location: string, { pgliteExtensions }: { pgliteExtensions?: Record<string, unknown> } = {}): Promise<KyselyStore> {
   if (POSTGRES_URL.test(location)) return createPostgresStore({ connectionString: location })
   if (location.startsWith(PGLITE_PREFIX)) {
     const dataDir = location.slice(PGLITE_PREFIX.length).replace(/^\/\//, '')
-    return createPgliteStore(dataDir === '' ? {} : { dataDir })
+    return createPgliteStore({ ...(dataDir === '' ? {} : { dataDir }), ...(pgliteExtensions ? { extensions: pgliteExtensions } : {}) })
   }
   const other = OTHER_URL.exec(location)
   if (other) {

@@ -1,12 +1,13 @@
 import { join, resolve } from 'node:path'
-import { createTransformersEmbedder, createWordVectorEmbedder } from '../embedders/index.js'
+import { createNoEmbedder, createTransformersEmbedder, createWordVectorEmbedder } from '../embedders/index.js'
+import type { KyselyStore } from '../kysely/index.js'
 import type { Embedder } from '../ports/embedder.js'
-import { createLancedbSearchIndex } from '../lancedb/index.js'
-import type { EntityStore } from '../ports/entity-store.js'
+import type { SearchIndex } from '../ports/search-index.js'
 import { createIndexer, otherEmbedderOf, type Indexer } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import { loadNicknames } from './nicknames.js'
+import { SEARCH_IN_DATABASE } from './search-in-database.js'
 
 export interface SearchSetup {
   search: Search
@@ -14,33 +15,49 @@ export interface SearchSetup {
   close(): Promise<void>
 }
 
-/** Where the CLI keeps the search index: `--search` (a directory or a LanceDB URI), else `<data>/search`. */
+/** Where the CLI keeps the search index: `--search` (a directory, a LanceDB URI, or `postgres`), else `<data>/search`. */
 export function searchLocation(options: { data: string; search?: string }): string {
   return options.search ?? join(resolve(options.data), 'search')
 }
 
 /**
- * The embedder an `--embedder` value names: `words` (the default, the bundled word vectors) or
- * `transformers:DIR` (a transformers.js model in DIR; `@huggingface/transformers` installed).
+ * The embedder an `--embedder` value names: `words` (the default, the bundled word vectors),
+ * `transformers:DIR` (a transformers.js model in DIR; `@huggingface/transformers` installed) or
+ * `none` (no vectors).
  */
 export function embedderNamed(name = 'words'): Embedder {
   const named = parseEmbedderName(name)
   if (named === null) throw new Error(`unknown embedder "${name}": use ${EMBEDDER_NAMES}`)
-  return named.kind === 'words' ? createWordVectorEmbedder() : createTransformersEmbedder({ modelPath: named.modelPath })
+  if (named.kind === 'transformers') return createTransformersEmbedder({ modelPath: named.modelPath })
+  return named.kind === 'words' ? createWordVectorEmbedder() : createNoEmbedder()
 }
 
 /**
- * The LanceDB index, kept current from the store's feed by an indexer. To serve (`rebuilding`
+ * The index `uri` names: inside the store's database (`postgres`), else LanceDB. Each is loaded
+ * only when named: the PostgreSQL one loads no native library.
+ */
+async function openIndex(store: KyselyStore, uri: string, embedder: Embedder): Promise<SearchIndex> {
+  if (uri === SEARCH_IN_DATABASE) {
+    const { createPostgresSearchIndex } = await import('../postgres-search/index.js')
+    return createPostgresSearchIndex({ db: store.db, dimensions: embedder.dimensions })
+  }
+  if (embedder.dimensions === 0) throw new Error(`the embedder ${embedder.id} makes no vectors, which only the index inside PostgreSQL (--search postgres) can do without`)
+  const { createLancedbSearchIndex } = await import('../lancedb/index.js')
+  return createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
+}
+
+/**
+ * The search index, kept current from the store's feed by an indexer. To serve (`rebuilding`
  * false), the index must have been built by the same embedder: another one's vectors would answer
  * every search with an error, so it is refused here, saying how to rebuild it.
  */
-export async function openSearch(store: EntityStore, uri: string, { print, embedderName, rebuilding = false }: { print?: (line: string) => void; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
+export async function openSearch(store: KyselyStore, uri: string, { print, embedderName, rebuilding = false }: { print?: (line: string) => void; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
-  const index = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
+  const index = await openIndex(store, uri, embedder)
   const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
   if (other !== null) {
     await index.close()
-    throw new Error(`the index at ${uri} was built with the embedder ${other}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
+    throw new Error(`the index ${uri === SEARCH_IN_DATABASE ? 'in the database' : `at ${uri}`} was built with the embedder ${other}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
   }
   const started = Date.now()
   const indexer = createIndexer({

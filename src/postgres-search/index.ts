@@ -1,2 +1,3 @@
 /** `entity-registry/postgres-search`: the search index inside PostgreSQL, beside the store. */
 export { createPostgresSearchIndex, type PostgresSearchIndexOptions } from './postgres-search-index.js'
+export { pgliteSearchExtensions } from './pglite-extensions.js'
