@@ -2,6 +2,7 @@ import { createApiKeyAuthenticator } from '../auth/api-keys.js'
 import { createKeyManager } from '../auth/key-manager.js'
 import { bundledDemoFile, openData, type OpenedData } from './data-dir.js'
 import { openRateLimiter } from './rate-limit.js'
+import { storeKindOf } from '../kysely/index.js'
 import { createRegistry, type Registry } from '../registry.js'
 import { createAdminHandler, type AdminHandler } from '../telemetry/admin-handler.js'
 import type { Logger } from '../telemetry/logger.js'
@@ -89,6 +90,9 @@ export interface EmbeddedRegistry {
 export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Promise<EmbeddedRegistry> {
   const print = options.print ?? ((line: string) => console.log(line))
   const searchInDatabase = options.search === SEARCH_IN_DATABASE
+  if (searchInDatabase && storeKindOf(options.database ?? '') !== 'postgres' && storeKindOf(options.database ?? '') !== 'pglite') {
+    throw new Error(`search "${SEARCH_IN_DATABASE}" keeps the index in the store's database: it needs a postgres:// or pglite: database`)
+  }
   const data = await openData(
     {
       data: options.data,
@@ -135,10 +139,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
         )
     )
       .then(async (search) => {
-        // A short backlog is applied before the index answers (the first search would miss it);
-        // over a long one (an index being built) search answers from what is indexed so far.
-        if ((await search.indexer.lag()) <= SEARCH_BUILT_WITHIN) await search.indexer.catchUp().catch(() => undefined)
-        search.indexer.start()
+        await search.follow(searchInDatabase && storeKindOf(options.database ?? '') === 'postgres' ? { sharedIn: options.database!, print } : {})
         return search
       })
       .catch((error: unknown) => {

@@ -8,10 +8,18 @@ import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import { loadNicknames } from './nicknames.js'
 import { SEARCH_IN_DATABASE } from './search-in-database.js'
+import type { IndexingLock } from '../postgres-search/index.js'
+import { SEARCH_BUILT_WITHIN } from '../telemetry/readiness.js'
 
 export interface SearchSetup {
   search: Search
   indexer: Indexer
+  /**
+   * Keeps the index current from the feed in the background. `sharedIn`: the PostgreSQL database
+   * (a connection string) whose index every instance over it shares: only the instance holding its
+   * indexing lock indexes, the others search what it writes.
+   */
+  follow(options?: { sharedIn?: string; print?: (line: string) => void }): Promise<void>
   close(): Promise<void>
 }
 
@@ -66,11 +74,35 @@ export async function openSearch(store: KyselyStore, uri: string, { print, embed
     embedder,
     ...(print ? { onProgress: progressPrinter(print, started) } : {}),
   })
+  let lock: IndexingLock | undefined
   return {
     search: createSearch(store, { index, embedder, lag: () => indexer.lag(), nicknames: await loadNicknames() }),
     indexer,
+    async follow({ sharedIn, print: say = () => {} } = {}) {
+      if (sharedIn === undefined) {
+        // A short backlog is applied before the index answers (the first search would miss it);
+        // over a long one (an index being built) search answers from what is indexed so far.
+        if ((await indexer.lag()) <= SEARCH_BUILT_WITHIN) await indexer.catchUp().catch(() => undefined)
+        indexer.start()
+        return
+      }
+      const { followIndexingLock } = await import('../postgres-search/index.js')
+      lock = await followIndexingLock({
+        connectionString: sharedIn,
+        onAcquired: () => {
+          say('search index: this instance indexes the shared index (it holds the indexing lock)')
+          indexer.start()
+        },
+        onLost: () => {
+          say('search index: this instance lost the indexing lock and stopped indexing')
+          void indexer.stop()
+        },
+      })
+      if (!lock.held()) say('search index: another instance indexes the shared index; this one searches it')
+    },
     async close() {
       await indexer.stop()
+      await lock?.close()
       await index.close()
     },
   }

@@ -3,7 +3,7 @@
  * index inside the store's database, on the test server (pg_trgm, no pgvector) and on PGlite.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,6 +20,16 @@ const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
 function run(args: string[]) {
   const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 })
   return { code: result.status, out: result.stdout, err: result.stderr }
+}
+
+/** Polls `check` until it holds; how long that took. */
+async function within(ms: number, check: () => Promise<boolean> | boolean): Promise<number> {
+  const started = Date.now()
+  while (!(await check())) {
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return Date.now() - started
 }
 
 async function searchIds(server: Server, q: string): Promise<string[]> {
@@ -65,6 +75,42 @@ describe.skipIf(postgres.skipReason !== null)(`search inside PostgreSQL, from th
       expect(existsSync(join(data, 'search'))).toBe(false)
     } finally {
       await server.stop()
+    }
+  })
+
+  it('runs one writer and every reader: both answer at once, both find what is imported, and the other takes over indexing when the writer dies', { timeout: 120_000 }, async () => {
+    const serve = () => startServer(['--data', data, '--database', database, '--search', 'postgres', '--embedder', 'none', '--api-key', 'k'])
+    const indexes = (server: Server) => server.lines.some((line) => line.startsWith('search index: this instance indexes'))
+    const first = await serve()
+    const second = await serve()
+    try {
+      // The second searches the shared index as soon as it listens: nothing to build.
+      const answeredAt = Date.now()
+      expect((await searchIds(second, 'Klobu'))[0]).toBe('k000367')
+      expect(Date.now() - answeredAt).toBeLessThan(1000)
+      await within(10_000, () => indexes(first))
+      expect(second.lines).toContain('search index: another instance indexes the shared index; this one searches it')
+      expect(indexes(second)).toBe(false)
+
+      const imported = (id: string, name: string) => {
+        const file = join(mkdtempSync(join(tmpdir(), 'er-pgsearch-import-')), 'one.ndjson')
+        writeFileSync(file, `${JSON.stringify({ id, type: 'person', name })}\n`)
+        expect(run(['import', file, '--data', data, '--database', database]).code).toBe(0)
+      }
+      imported('zzquokka', 'Quokkabert Wombatson')
+      for (const server of [first, second]) {
+        await within(10_000, async () => (await searchIds(server, 'Quokabert'))[0] === 'zzquokka')
+      }
+
+      // Killed, its connection ends and the server lets the lock go; the other takes it at its next try.
+      first.process.kill('SIGKILL')
+      const tookOver = await within(10_000, () => indexes(second))
+      expect(tookOver).toBeLessThan(10_000)
+      imported('zznumbat', 'Numbatrix Example')
+      await within(10_000, async () => (await searchIds(second, 'Numbatrix'))[0] === 'zznumbat')
+    } finally {
+      await first.stop()
+      await second.stop()
     }
   })
 })
