@@ -4,7 +4,7 @@ import { resolveDialect } from '../kysely/sql-dialect.js'
 import type { IndexedEntity, IndexState, SearchIndex } from '../ports/search-index.js'
 import { trigramsOf } from '../search/text.js'
 import { createTables, dropTables, ENTITIES, ensureExtensions, STATE, TERM_FIELDS, TERMS } from './schema.js'
-import { documentOf, searchText } from './text-search.js'
+import { documentOf, searchText, termsOf } from './text-search.js'
 import { searchVectors, vectorText } from './vector-search.js'
 
 export interface PostgresSearchIndexOptions {
@@ -47,7 +47,7 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
         const ids = [...removals, ...upserts.map((entity) => entity.id)]
         const old = ids.length === 0 ? [] : await transaction.deleteFrom(ENTITIES).where('id', 'in', ids).returning(['tokens', 'names']).execute()
         const statistics = new Statistics()
-        for (const row of old) statistics.add((row.tokens as string).split(' '), (row.names as string).split(' '), -1)
+        for (const row of old) statistics.add(termsOf(row.tokens as string), termsOf(row.names as string), -1)
         for (const entity of upserts) statistics.add(entity.tokens, entity.names, 1)
         for (let start = 0; start < upserts.length; start += INSERT_BATCH) {
           await transaction.insertInto(ENTITIES).values(upserts.slice(start, start + INSERT_BATCH).map((entity) => rowOf(entity, dimensions))).execute()

@@ -17,6 +17,11 @@ const TYPO_SIMILARITY = '0.2'
 
 const fits = (lexeme: string) => Buffer.byteLength(lexeme) <= MAX_LEXEME_BYTES
 
+/** Terms as a text column holds them, space-separated (an entity with no text holds none). */
+export function termsOf(column: string): string[] {
+  return column === '' ? [] : column.split(' ')
+}
+
 /** A lexeme as `tsvector` and `tsquery` input read it: quoted, quotes and backslashes doubled. */
 function lexeme(term: string): string {
   return `'${term.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
@@ -83,7 +88,7 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
       ])
     })
     .execute()
-  const candidates = (rows as EntityText[]).map((row): ScoredText => ({ id: row.id, tokens: row.tokens.split(' '), names: row.names.split(' ') }))
+  const candidates = (rows as EntityText[]).map((row): ScoredText => ({ id: row.id, tokens: termsOf(row.tokens), names: termsOf(row.names) }))
   if (candidates.length === 0) return []
   const candidateTokens = candidates.flatMap((candidate) => candidate.tokens)
   const statistics = await statisticsOf(db, {

@@ -184,7 +184,8 @@ for (const kind of searchIndexKinds) {
 
 describe('search indexes agree', () => {
   // Ties (titles of the same length) may come in any order: what must agree is what matches.
-  it('finds the same entities for words, phrases and qualifiers on every index', async () => {
+  // PGlite starts in 2 to 30 s, by how busy the machine is.
+  it('finds the same entities for words, phrases and qualifiers on every index', { timeout: 120_000 }, async () => {
     const store = createMemoryStore()
     await importDemo(store.warehouse)
     const opened = await Promise.all(searchIndexKinds.filter((kind) => kind.skipReason === null).map((kind) => kind.open(embedder.dimensions)))
