@@ -3,7 +3,7 @@ import { CONTRACT_COLUMNS, CONTRACT_FIELDS } from '../contract/fields.js'
 import { resolveDialect } from '../kysely/sql-dialect.js'
 import type { IndexedEntity, IndexState, SearchIndex } from '../ports/search-index.js'
 import { trigramsOf } from '../search/text.js'
-import { createTables, dropTables, ENTITIES, ensureExtensions, STATE, TERM_FIELDS, TERMS } from './schema.js'
+import { createTables, dropTables, ENTITIES, ensureExtensions, GIN_INDEXES, STATE, TERM_FIELDS, TERMS } from './schema.js'
 import { documentOf, searchText, termsOf } from './text-search.js'
 import { searchVectors, vectorText } from './vector-search.js'
 
@@ -66,8 +66,12 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
       await createTables(db, dialect, dimensions)
     },
 
-    // PostgreSQL's autovacuum keeps the tables and their statistics.
-    optimize: async () => {},
+    async optimize() {
+      // What autovacuum does in its time, on the indexer's policy: the GIN indexes' pending rows
+      // merged (a search read 100,000 rows' pending list in 125 ms), the planner's statistics current.
+      for (const name of GIN_INDEXES) await sql`select gin_clean_pending_list(${name}::regclass)`.execute(db)
+      await sql`analyze ${sql.table(ENTITIES)}, ${sql.table(TERMS)}`.execute(db)
+    },
 
     // The database is the store's.
     close: async () => {},
