@@ -11,6 +11,7 @@ export default defineConfig({
     'client/index': 'src/client/index.ts',
     'testing/index': 'src/testing/index.ts',
     'lancedb/index': 'src/lancedb/index.ts',
+    'postgres-search/index': 'src/postgres-search/index.ts',
     'embedders/index': 'src/embedders/index.ts',
     'redis/index': 'src/redis/index.ts',
     's3/index': 'src/s3/index.ts',

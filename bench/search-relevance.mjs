@@ -3,6 +3,9 @@
 // would drop in instead over the same documents, MiniSearch 7 (prefix and fuzzy on, field boosts) and
 // Orama 3 (typo tolerance 1, field boosts): nDCG@10, recall@10 and MRR by kind of query, and the mean
 // result count of the queries with no answer. Also the default embedder's load time and throughput.
+// The index inside PostgreSQL runs on PGlite: with pg_trgm and no vectors (PGlite 0.5 has no
+// pgvector) beside the memory index without vectors, and with vectors when the devDependency
+// `pglite-vector` (npm:@electric-sql/pglite@0.4.6, pgvector 0.8.1) is installed.
 // `node bench/search-relevance.mjs` after `npm run build`; `--by-query` prints every query's figures.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,8 +14,12 @@ import { performance } from 'node:perf_hooks'
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama'
 import MiniSearch from 'minisearch'
 import { createIndexer, createSearch, matchesQualifiers, parseGffs } from '../dist/index.js'
-import { createWordVectorEmbedder } from '../dist/embedders/index.js'
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { Kysely, PGliteDialect } from 'kysely'
+import { createNoEmbedder, createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
+import { createPostgresSearchIndex } from '../dist/postgres-search/index.js'
 import { createMemoryBlobStore, createMemorySearchIndex, createMemoryStore } from '../dist/memory/index.js'
 import { importNdjson, loadNicknames } from '../dist/node/index.js'
 import { judge, KINDS, measureByKind, RELEVANCE_SET as queries } from '../test/search/relevance.mjs'
@@ -39,9 +46,9 @@ for (let round = 0; round < 200; round++) await embedder.embed(texts)
 const perSecond = (200 * texts.length) / ((performance.now() - started) / 1000)
 
 const nicknames = await loadNicknames()
-async function entityRegistry(index) {
-  await createIndexer({ store, index, embedder }).catchUp()
-  const search = createSearch(store, { index, embedder, nicknames })
+async function entityRegistry(index, withEmbedder = embedder) {
+  await createIndexer({ store, index, embedder: withEmbedder }).catchUp()
+  const search = createSearch(store, { index, embedder: withEmbedder, nicknames })
   return async (q) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id)
 }
 
@@ -64,9 +71,21 @@ await insertMultiple(orama, documents.map(fieldsOf))
 
 const lancedbDirectory = mkdtempSync(join(tmpdir(), 'er-relevance-'))
 const lancedbIndex = await createLancedbSearchIndex({ uri: lancedbDirectory, dimensions: embedder.dimensions })
+/** The index inside PostgreSQL, on a PGlite of its own. */
+async function postgresIndex(Constructor, extensions, dimensions) {
+  const db = new Kysely({ dialect: new PGliteDialect({ pglite: new Constructor({ extensions }) }) })
+  return createPostgresSearchIndex({ db, dimensions })
+}
+const pgliteVector = await Promise.all([import('pglite-vector'), import('pglite-vector/vector'), import('pglite-vector/contrib/pg_trgm')]).catch(() => null)
+const none = createNoEmbedder()
 const engines = {
   'entity-registry (LanceDB)': await entityRegistry(lancedbIndex),
   'entity-registry (memory index)': await entityRegistry(createMemorySearchIndex()),
+  ...(pgliteVector === null
+    ? {}
+    : { 'entity-registry (PostgreSQL: PGlite 0.4, pgvector)': await entityRegistry(await postgresIndex(pgliteVector[0].PGlite, { vector: pgliteVector[1].vector, pg_trgm: pgliteVector[2].pg_trgm }, embedder.dimensions)) }),
+  'entity-registry (memory index, no vectors)': await entityRegistry(createMemorySearchIndex(), none),
+  'entity-registry (PostgreSQL: PGlite, pg_trgm, no vectors)': await entityRegistry(await postgresIndex(PGlite, { pg_trgm }, 0), none),
   'MiniSearch 7 (prefix, fuzzy 0.2, boosts)': peer(async (words) => miniSearch.search(words).map((hit) => hit.id)),
   'Orama 3 (tolerance 1, boosts)': peer(async (words) => (await oramaSearch(orama, { term: words, properties: FIELDS, boost: BOOSTS, tolerance: 1, limit: 1000 })).hits.map((hit) => hit.id)),
 }
@@ -74,6 +93,7 @@ const engines = {
 const fixed = (value) => (value === null ? '-' : value.toFixed(3))
 console.log(`machine: ${machine()}`)
 console.log(`default embedder: cache loaded in ${loadMs.toFixed(0)} ms, ${Math.round(perSecond)} texts/s`)
+if (pgliteVector === null) console.log('PostgreSQL with pgvector left out: install the devDependency "pglite-vector": "npm:@electric-sql/pglite@0.4.6"')
 const counts = Object.fromEntries(KINDS.map((kind) => [kind, queries.filter((query) => query.kind === kind).length]))
 console.log(`${queries.length} queries: ${KINDS.map((kind) => `${kind} ${counts[kind]}`).join(', ')}\n`)
 const results = {}

@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { ImportCommandOptions, ServeOptions } from './commands.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from '../node/embedder-name.js'
+import { SEARCH_IN_DATABASE } from '../node/search-in-database.js'
 import type { DataOptions } from '../node/data-dir.js'
 import type { KeysInvocation } from './keys-commands.js'
 import { LOG_FORMATS, LOG_LEVELS } from '../telemetry/log-levels.js'
@@ -31,11 +32,14 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
   -h, --help        this help`
 
 const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory or a URI such as s3://bucket/path
-                    (default DIR/search of --data)`
+                    (default DIR/search of --data); or "postgres": inside the --database
+                    (postgres://… or pglite:), shared by every instance over it (needs pg_trgm,
+                    and pgvector unless --embedder none)`
 
 const EMBEDDER_HELP = `  --embedder NAME   words (default: the bundled word vectors) or transformers:DIR (a transformers.js
-                    model in DIR; install @huggingface/transformers). Another embedder than the
-                    index was built with needs "reindex --embedder NAME" first.`
+                    model in DIR; install @huggingface/transformers), or none (with --search
+                    postgres: full text and names alone, no pgvector needed). Another embedder
+                    than the index was built with needs "reindex --embedder NAME" first.`
 
 const HELP = {
   general: `entity-registry: publish a warehouse of entities as a read-only JSON:API
@@ -200,6 +204,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
       const { values, positionals } = parse(command, rest, SERVE_OPTIONS)
       if (positionals.length > 0) throw new UsageError(`serve takes no arguments, not "${positionals[0]}" (see entity-registry help serve)`)
       const environmentKeys = (environment.ENTITY_REGISTRY_API_KEYS ?? '').split(',').map((key) => key.trim())
+      checkSearch(values)
       return {
         command,
         options: {
@@ -230,6 +235,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
     case 'reindex': {
       const { values, positionals } = parse(command, rest, REINDEX_OPTIONS)
       if (positionals.length > 0) throw new UsageError(`reindex takes no arguments, not "${positionals[0]}" (see entity-registry help reindex)`)
+      checkSearch(values)
       return {
         command,
         data: {
@@ -365,7 +371,16 @@ function database(value: string): string {
 /** `none` switches search off when serving; there is then nothing to rebuild. */
 function indexToRebuild(value: string): string {
   if (value !== 'none') return value
-  throw new UsageError('reindex needs a search index: --search takes a directory or a LanceDB URI, not "none"')
+  throw new UsageError(`reindex needs a search index: --search takes a directory, a LanceDB URI or ${SEARCH_IN_DATABASE}, not "none"`)
+}
+
+/** The index inside the database needs a PostgreSQL or PGlite one; no vectors, that index. */
+function checkSearch(values: { database?: string | undefined; search?: string | undefined; embedder?: string | undefined }): void {
+  const inDatabase = values.search === SEARCH_IN_DATABASE
+  if (inDatabase && !DATABASE_SCHEMES.test(values.database ?? '')) {
+    throw new UsageError(`--search ${SEARCH_IN_DATABASE} keeps the index in the store's database: it needs --database postgres://… or pglite:DIR (a directory named ${SEARCH_IN_DATABASE}: ./${SEARCH_IN_DATABASE})`)
+  }
+  if (values.embedder === 'none' && !inDatabase) throw new UsageError(`--embedder none (no vectors) works only with the index inside the database: --search ${SEARCH_IN_DATABASE}`)
 }
 
 function embedder(value: string): string {

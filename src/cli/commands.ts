@@ -5,6 +5,7 @@ import type { Registry } from '../registry.js'
 import { isDependencyUnavailable } from '../ports/dependency.js'
 import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
+import { SEARCH_IN_DATABASE } from '../node/search-in-database.js'
 import { STANDARD_INPUT } from '../node/read-lines.js'
 import { createProgress } from './progress.js'
 import { createLogger } from '../telemetry/logger.js'
@@ -62,9 +63,12 @@ async function listen(registry: Registry, { port, host, trustProxy, sendTimeoutM
 
 /** Rebuilds the search index from the store's feed, printing progress and rate. */
 export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string }, print: Print): Promise<void> {
-  const data = await openData(options)
   const { openSearch, searchLocation } = await import('../node/search-setup.js')
-  const search = await openSearch(data.store, searchLocation(options), { print, rebuilding: true, ...(options.embedder ? { embedderName: options.embedder } : {}) })
+  const data = await openData(options, { searchInDatabase: options.search === SEARCH_IN_DATABASE })
+  const search = await openSearch(data.store, searchLocation(options), { print, rebuilding: true, ...(options.embedder ? { embedderName: options.embedder } : {}) }).catch(async (error: unknown) => {
+    await data.store.close()
+    throw error
+  })
   try {
     const applied = await search.indexer.rebuild()
     print(`reindexed: ${applied} changes applied`)

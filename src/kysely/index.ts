@@ -6,6 +6,6 @@ export {
   type PostgresStoreOptions,
   type PgliteStoreOptions,
 } from './postgres.js'
-export { openStore } from './open-store.js'
+export { openStore, storeKindOf } from './open-store.js'
 export type { DialectName } from './sql-dialect.js'
 export type { RegistryDatabase } from './schema.js'

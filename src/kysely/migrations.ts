@@ -10,8 +10,9 @@ import type { SqlDialect } from './sql-dialect.js'
 /**
  * Equality-filterable columns that get a `(column, id)` index over canonical entities, so that a
  * filtered keyset page reads only matching rows; `[type, jurisdiction]` serves the common pair.
+ * The search index inside PostgreSQL indexes the same columns for its prefilters.
  */
-const ENTITY_FILTER_INDEXES: readonly (readonly ContractColumn[])[] = [
+export const ENTITY_FILTER_INDEXES: readonly (readonly ContractColumn[])[] = [
   ['type'],
   ['jurisdiction'],
   ['status'],

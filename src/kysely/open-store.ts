@@ -7,20 +7,28 @@ const PGLITE_PREFIX = 'pglite:'
 /** Any other `scheme://`: not a file path, and no store of this package. */
 const OTHER_URL = /^([a-z][a-z0-9+.-]*):\/\//i
 
+/** Which store a database option names: PostgreSQL, PGlite or a SQLite file (null: an unsupported `scheme://`). */
+export function storeKindOf(location: string): 'postgres' | 'pglite' | 'sqlite' | null {
+  if (POSTGRES_URL.test(location)) return 'postgres'
+  if (location.startsWith(PGLITE_PREFIX)) return 'pglite'
+  return OTHER_URL.test(location) ? null : 'sqlite'
+}
+
 /**
  * The store a database option names: a `postgres://` or `postgresql://` URL; `pglite:` followed by
  * a directory (`pglite://path` or `pglite:path`; in memory when empty); else a SQLite file path. Any
  * other `scheme://` is refused (`mysql://…` must not become a SQLite file of that name).
+ * `pgliteExtensions`: what a PGlite database loads (the search index inside it needs some).
  */
-export function openStore(location: string): Promise<KyselyStore> {
-  if (POSTGRES_URL.test(location)) return createPostgresStore({ connectionString: location })
-  if (location.startsWith(PGLITE_PREFIX)) {
+export function openStore(location: string, { pgliteExtensions }: { pgliteExtensions?: Record<string, unknown> } = {}): Promise<KyselyStore> {
+  const kind = storeKindOf(location)
+  if (kind === 'postgres') return createPostgresStore({ connectionString: location })
+  if (kind === 'pglite') {
     const dataDir = location.slice(PGLITE_PREFIX.length).replace(/^\/\//, '')
-    return createPgliteStore(dataDir === '' ? {} : { dataDir })
+    return createPgliteStore({ ...(dataDir === '' ? {} : { dataDir }), ...(pgliteExtensions ? { extensions: pgliteExtensions } : {}) })
   }
-  const other = OTHER_URL.exec(location)
-  if (other) {
-    return Promise.reject(new Error(`unsupported database "${other[1]}://": use a SQLite file path, postgres://, postgresql:// or pglite:`))
+  if (kind === null) {
+    return Promise.reject(new Error(`unsupported database "${OTHER_URL.exec(location)![1]}://": use a SQLite file path, postgres://, postgresql:// or pglite:`))
   }
   return createSqliteStore({ file: location })
 }

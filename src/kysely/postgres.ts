@@ -129,14 +129,16 @@ function storePool(pool: PostgresPool, readTimeoutMs: number): PostgresPool {
 export interface PgliteStoreOptions extends StoreTuning {
   /** A directory to keep the database in; in memory when absent. */
   dataDir?: string
+  /** PGlite's extensions to load (its `extensions` option): `pg_trgm` and `vector` for the search index inside it. */
+  extensions?: Record<string, unknown>
 }
 
 /** PostgreSQL in process (PGlite, WebAssembly): tests, demos, and PostgreSQL semantics without a server. */
-export async function createPgliteStore({ dataDir, ...tuning }: PgliteStoreOptions = {}): Promise<KyselyStore> {
+export async function createPgliteStore({ dataDir, extensions, ...tuning }: PgliteStoreOptions = {}): Promise<KyselyStore> {
   const { PGlite } = await import('@electric-sql/pglite').catch((cause: unknown) => {
     throw new Error('createPgliteStore needs the package @electric-sql/pglite: npm install @electric-sql/pglite', {
       cause,
     })
   })
-  return createOwningStore(new Kysely({ dialect: new PGliteDialect({ pglite: new PGlite(dataDir) }) }), 'postgres', tuning)
+  return createOwningStore(new Kysely({ dialect: new PGliteDialect({ pglite: new PGlite(dataDir, extensions ? { extensions: extensions as never } : {}) }) }), 'postgres', tuning)
 }

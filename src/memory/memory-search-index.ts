@@ -1,39 +1,8 @@
 import type { PublicSnapshot } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
-import type { IndexedEntity, IndexState, SearchIndex, TextHit } from '../ports/search-index.js'
-import { containsPhrase, editDistance, MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from '../search/text.js'
-
-/** BM25's usual constants (Lucene's, Elasticsearch's). */
-const K1 = 1.2
-const B = 0.75
-
-/** One field's terms of every entity, and BM25 over them. */
-class Field {
-  private readonly frequency = new Map<string, number>()
-  private readonly averageLength: number
-  constructor(
-    private readonly count: number,
-    termsOf: Iterable<readonly string[]>,
-  ) {
-    let length = 0
-    for (const terms of termsOf) {
-      length += terms.length
-      for (const term of new Set(terms)) this.frequency.set(term, (this.frequency.get(term) ?? 0) + 1)
-    }
-    this.averageLength = length / Math.max(1, count)
-  }
-  /** Document frequency of a term, or of a phrase counted by `holders`. */
-  idf(holders: number): number {
-    return Math.log(1 + (this.count - holders + 0.5) / (holders + 0.5))
-  }
-  termIdf(term: string): number {
-    return this.idf(this.frequency.get(term) ?? 0)
-  }
-  score(occurrences: number, length: number, idf: number): number {
-    if (occurrences === 0) return 0
-    return (idf * occurrences * (K1 + 1)) / (occurrences + K1 * (1 - B + (B * length) / this.averageLength))
-  }
-}
+import type { IndexedEntity, IndexState, SearchIndex } from '../ports/search-index.js'
+import { bestFirst, fieldStatistics, textHitOf, type TextStatistics } from '../search/bm25.js'
+import { containsPhrase, trigramsOf } from '../search/text.js'
 
 /**
  * The search index in memory, exact on both sides: BM25 over every document, cosine over every
@@ -53,38 +22,17 @@ export function createMemorySearchIndex(): SearchIndex {
       for (const entity of upserts) entities.set(entity.id, { ...entity, tokens: [...entity.tokens], names: [...entity.names], vector: entity.vector.slice() })
       state = { ...next }
     },
-    async fullText({ words, phrases }, qualifiers, limit) {
+    async fullText(query, qualifiers, limit) {
       // Statistics over the whole index, as a full-text engine keeps them.
       const all = [...entities.values()]
-      const trigramsOfEntity = new Map(all.map((entity) => [entity.id, trigramsOf(entity.names.join(' '))]))
-      const tokens = new Field(all.length, all.map((entity) => entity.tokens))
-      const nameField = new Field(all.length, all.map((entity) => entity.names))
-      const trigramField = new Field(all.length, trigramsOfEntity.values())
-      const phraseIdf = phrases.map((phrase) => tokens.idf(all.filter((entity) => containsPhrase(entity.tokens, phrase)).length))
-      const hits: TextHit[] = []
-      for (const entity of candidates(qualifiers)) {
-        if (!phrases.every((phrase) => containsPhrase(entity.tokens, phrase))) continue
-        const trigrams = trigramsOfEntity.get(entity.id)!
-        const trigramSet = new Set(trigrams)
-        const tokenScore = (token: string) => tokens.score(countOf(entity.tokens, [token]), entity.tokens.length, tokens.termIdf(token))
-        let score = phrases.reduce((sum, phrase, index) => sum + tokens.score(countOf(entity.tokens, phrase), entity.tokens.length, phraseIdf[index]!), 0)
-        for (const { token, names } of words) {
-          score += MATCH_WEIGHTS.word * tokenScore(token)
-          // The fuzzy clause matches the word itself too: an exact match scores both.
-          const allowance = typoAllowance(token)
-          const near = allowance === 0 ? [] : [...new Set(entity.tokens)].filter((other) => editDistance(token, other, allowance) <= allowance)
-          score += MATCH_WEIGHTS.nearWord * Math.max(0, ...near.map(tokenScore))
-          for (const name of names) {
-            score += MATCH_WEIGHTS.name * nameField.score(countOf(entity.names, [name]), entity.names.length, nameField.termIdf(name))
-            const grams = name.length >= 3 ? trigramsOf(name) : []
-            if (grams.length === 0 || !grams.every((gram) => trigramSet.has(gram))) continue
-            for (const gram of new Set(grams)) score += MATCH_WEIGHTS.nameTrigram * trigramField.score(countOf(trigrams, [gram]), trigrams.length, trigramField.termIdf(gram))
-          }
-        }
-        if (score === 0 && phrases.length === 0) continue
-        hits.push({ id: entity.id, score, matched: words.filter((word) => matchesWord(word, entity.tokens, entity.names, trigramSet)).length })
+      const statistics: TextStatistics = {
+        tokens: fieldStatistics(all.map((entity) => entity.tokens)),
+        names: fieldStatistics(all.map((entity) => entity.names)),
+        trigrams: fieldStatistics(all.map((entity) => trigramsOf(entity.names.join(' ')))),
+        phraseHolders: query.phrases.map((phrase) => all.filter((entity) => containsPhrase(entity.tokens, phrase)).length),
       }
-      return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, limit)
+      const hits = candidates(qualifiers).flatMap((entity) => textHitOf(query, entity, statistics) ?? [])
+      return hits.sort(bestFirst).slice(0, limit)
     },
     async nearest(vector, qualifiers, limit) {
       return candidates(qualifiers)
@@ -99,15 +47,6 @@ export function createMemorySearchIndex(): SearchIndex {
     optimize: async () => {},
     close: async () => {},
   }
-}
-
-/** How often `term` (a word, or a phrase's tokens in a row) occurs in `tokens`. */
-function countOf(tokens: readonly string[], term: readonly string[]): number {
-  let count = 0
-  for (let start = 0; start + term.length <= tokens.length; start++) {
-    if (term.every((token, offset) => tokens[start + offset] === token)) count++
-  }
-  return count
 }
 
 function dot(a: Float32Array, b: Float32Array): number {

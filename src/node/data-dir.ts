@@ -17,11 +17,16 @@ export interface OpenedData {
   blobs: BlobStore
 }
 
-/** The store (SQLite in the data dir, or `--database`) and the blob directory of a data dir. */
-export async function openData({ data, database, blobs }: DataOptions): Promise<OpenedData> {
+/**
+ * The store (SQLite in the data dir, or `--database`) and the blob directory of a data dir.
+ * `searchInDatabase`: the search index lives in the store's database (a PGlite one then loads the
+ * extensions it needs).
+ */
+export async function openData({ data, database, blobs }: DataOptions, { searchInDatabase = false } = {}): Promise<OpenedData> {
   const directory = resolve(data)
   await mkdir(directory, { recursive: true })
-  const store = await openStore(database ?? join(directory, 'registry.sqlite'))
+  const pgliteExtensions = searchInDatabase && database?.startsWith('pglite:') ? await (await import('../postgres-search/index.js')).pgliteSearchExtensions() : undefined
+  const store = await openStore(database ?? join(directory, 'registry.sqlite'), pgliteExtensions ? { pgliteExtensions } : {})
   return { store, blobs: await openBlobs(blobs ?? join(directory, 'blobs')) }
 }
 

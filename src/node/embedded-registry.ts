@@ -2,6 +2,7 @@ import { createApiKeyAuthenticator } from '../auth/api-keys.js'
 import { createKeyManager } from '../auth/key-manager.js'
 import { bundledDemoFile, openData, type OpenedData } from './data-dir.js'
 import { openRateLimiter } from './rate-limit.js'
+import { storeKindOf } from '../kysely/index.js'
 import { createRegistry, type Registry } from '../registry.js'
 import { createAdminHandler, type AdminHandler } from '../telemetry/admin-handler.js'
 import type { Logger } from '../telemetry/logger.js'
@@ -11,6 +12,7 @@ import { createTelemetry } from '../telemetry/telemetry.js'
 import { timedStore } from '../telemetry/timed-store.js'
 import { decodeChangeId } from '../contract/change-id.js'
 import type { SearchSetup } from './search-setup.js'
+import { SEARCH_IN_DATABASE } from './search-in-database.js'
 import type { Search } from '../search/search-service.js'
 import type { ImportReport } from '../warehouse/import.js'
 import { readLines, STANDARD_INPUT } from './read-lines.js'
@@ -31,9 +33,15 @@ export interface EmbeddedRegistryOptions {
   demo?: boolean
   /** Keys accepted besides those stored (hashed) in the store. */
   apiKeys?: string[]
-  /** The search index: a directory or LanceDB URI (default `<data>/search`), or `none`. */
+  /**
+   * The search index: a directory or LanceDB URI (default `<data>/search`), `postgres` (inside the
+   * PostgreSQL or PGlite `database`, shared by every instance over it), or `none`.
+   */
   search?: string
-  /** `words` (default) or `transformers:DIR`; another than the index was built with needs a reindex. */
+  /**
+   * `words` (default), `transformers:DIR`, or `none` (full text and names alone, with `search:
+   * 'postgres'` on a database without pgvector); another than the index was built with needs a reindex.
+   */
   embedder?: string
   /** Requests per minute per key (default 600); 0 turns limiting off. */
   rateLimit?: number
@@ -81,11 +89,30 @@ export interface EmbeddedRegistry {
  */
 export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Promise<EmbeddedRegistry> {
   const print = options.print ?? ((line: string) => console.log(line))
-  const data = await openData({
-    data: options.data,
-    ...(options.database ? { database: options.database } : {}),
-    ...(options.blobs ? { blobs: options.blobs } : {}),
-  })
+  const searchInDatabase = options.search === SEARCH_IN_DATABASE
+  if (searchInDatabase && storeKindOf(options.database ?? '') !== 'postgres' && storeKindOf(options.database ?? '') !== 'pglite') {
+    throw new Error(`search "${SEARCH_IN_DATABASE}" keeps the index in the store's database: it needs a postgres:// or pglite: database`)
+  }
+  const data = await openData(
+    {
+      data: options.data,
+      ...(options.database ? { database: options.database } : {}),
+      ...(options.blobs ? { blobs: options.blobs } : {}),
+    },
+    { searchInDatabase },
+  )
+  const embedderOption = options.embedder ? { embedderName: options.embedder } : {}
+  // Inside the database the index loads nothing native and has nothing to build: opened before
+  // serving, so that a database without the extensions it needs stops the start, saying which.
+  const openedInDatabase = searchInDatabase
+    ? await import('./search-setup.js')
+        .then(({ openSearch }) => openSearch(data.store, SEARCH_IN_DATABASE, embedderOption))
+        .catch(async (error: unknown) => {
+          await data.store.close()
+          throw error
+        })
+    : undefined
+  if (openedInDatabase && options.embedder === 'none') print('search ranks by full text and names alone (--embedder none): no vectors')
   const metrics = options.metrics === false ? undefined : createMetrics()
   if (options.demo && (await data.store.feedHead()) === null) {
     const report = await importFile(bundledDemoFile(), data)
@@ -105,15 +132,14 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   // search answers from it as it stands, with the lag in a header.
   let opening: Promise<SearchSetup | undefined> | undefined
   const openSearchOnce = () =>
-    (opening ??= import('./search-setup.js')
-      .then(({ openSearch, searchLocation }) =>
-        openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), options.embedder ? { embedderName: options.embedder } : {}),
-      )
+    (opening ??= (openedInDatabase
+      ? Promise.resolve(openedInDatabase)
+      : import('./search-setup.js').then(({ openSearch, searchLocation }) =>
+          openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), embedderOption),
+        )
+    )
       .then(async (search) => {
-        // A short backlog is applied before the index answers (the first search would miss it);
-        // over a long one (an index being built) search answers from what is indexed so far.
-        if ((await search.indexer.lag()) <= SEARCH_BUILT_WITHIN) await search.indexer.catchUp().catch(() => undefined)
-        search.indexer.start()
+        await search.follow(searchInDatabase && storeKindOf(options.database ?? '') === 'postgres' ? { sharedIn: options.database!, print } : {})
         return search
       })
       .catch((error: unknown) => {

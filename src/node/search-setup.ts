@@ -1,46 +1,71 @@
 import { join, resolve } from 'node:path'
-import { createTransformersEmbedder, createWordVectorEmbedder } from '../embedders/index.js'
+import { createNoEmbedder, createTransformersEmbedder, createWordVectorEmbedder } from '../embedders/index.js'
+import type { KyselyStore } from '../kysely/index.js'
 import type { Embedder } from '../ports/embedder.js'
-import { createLancedbSearchIndex } from '../lancedb/index.js'
-import type { EntityStore } from '../ports/entity-store.js'
+import type { SearchIndex } from '../ports/search-index.js'
 import { createIndexer, otherEmbedderOf, type Indexer } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import { loadNicknames } from './nicknames.js'
+import { SEARCH_IN_DATABASE } from './search-in-database.js'
+import type { IndexingLock } from '../postgres-search/index.js'
+import { SEARCH_BUILT_WITHIN } from '../telemetry/readiness.js'
 
 export interface SearchSetup {
   search: Search
   indexer: Indexer
+  /**
+   * Keeps the index current from the feed in the background. `sharedIn`: the PostgreSQL database
+   * (a connection string) whose index every instance over it shares: only the instance holding its
+   * indexing lock indexes, the others search what it writes.
+   */
+  follow(options?: { sharedIn?: string; print?: (line: string) => void }): Promise<void>
   close(): Promise<void>
 }
 
-/** Where the CLI keeps the search index: `--search` (a directory or a LanceDB URI), else `<data>/search`. */
+/** Where the CLI keeps the search index: `--search` (a directory, a LanceDB URI, or `postgres`), else `<data>/search`. */
 export function searchLocation(options: { data: string; search?: string }): string {
   return options.search ?? join(resolve(options.data), 'search')
 }
 
 /**
- * The embedder an `--embedder` value names: `words` (the default, the bundled word vectors) or
- * `transformers:DIR` (a transformers.js model in DIR; `@huggingface/transformers` installed).
+ * The embedder an `--embedder` value names: `words` (the default, the bundled word vectors),
+ * `transformers:DIR` (a transformers.js model in DIR; `@huggingface/transformers` installed) or
+ * `none` (no vectors).
  */
 export function embedderNamed(name = 'words'): Embedder {
   const named = parseEmbedderName(name)
   if (named === null) throw new Error(`unknown embedder "${name}": use ${EMBEDDER_NAMES}`)
-  return named.kind === 'words' ? createWordVectorEmbedder() : createTransformersEmbedder({ modelPath: named.modelPath })
+  if (named.kind === 'transformers') return createTransformersEmbedder({ modelPath: named.modelPath })
+  return named.kind === 'words' ? createWordVectorEmbedder() : createNoEmbedder()
 }
 
 /**
- * The LanceDB index, kept current from the store's feed by an indexer. To serve (`rebuilding`
+ * The index `uri` names: inside the store's database (`postgres`), else LanceDB. Each is loaded
+ * only when named: the PostgreSQL one loads no native library.
+ */
+async function openIndex(store: KyselyStore, uri: string, embedder: Embedder): Promise<SearchIndex> {
+  if (uri === SEARCH_IN_DATABASE) {
+    const { createPostgresSearchIndex } = await import('../postgres-search/index.js')
+    return createPostgresSearchIndex({ db: store.db, dimensions: embedder.dimensions })
+  }
+  if (embedder.dimensions === 0) throw new Error(`the embedder ${embedder.id} makes no vectors, which only the index inside PostgreSQL (--search postgres) can do without`)
+  const { createLancedbSearchIndex } = await import('../lancedb/index.js')
+  return createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
+}
+
+/**
+ * The search index, kept current from the store's feed by an indexer. To serve (`rebuilding`
  * false), the index must have been built by the same embedder: another one's vectors would answer
  * every search with an error, so it is refused here, saying how to rebuild it.
  */
-export async function openSearch(store: EntityStore, uri: string, { print, embedderName, rebuilding = false }: { print?: (line: string) => void; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
+export async function openSearch(store: KyselyStore, uri: string, { print, embedderName, rebuilding = false }: { print?: (line: string) => void; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
-  const index = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
+  const index = await openIndex(store, uri, embedder)
   const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
   if (other !== null) {
     await index.close()
-    throw new Error(`the index at ${uri} was built with the embedder ${other}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
+    throw new Error(`the index ${uri === SEARCH_IN_DATABASE ? 'in the database' : `at ${uri}`} was built with the embedder ${other}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
   }
   const started = Date.now()
   const indexer = createIndexer({
@@ -49,11 +74,35 @@ export async function openSearch(store: EntityStore, uri: string, { print, embed
     embedder,
     ...(print ? { onProgress: progressPrinter(print, started) } : {}),
   })
+  let lock: IndexingLock | undefined
   return {
     search: createSearch(store, { index, embedder, lag: () => indexer.lag(), nicknames: await loadNicknames() }),
     indexer,
+    async follow({ sharedIn, print: say = () => {} } = {}) {
+      if (sharedIn === undefined) {
+        // A short backlog is applied before the index answers (the first search would miss it);
+        // over a long one (an index being built) search answers from what is indexed so far.
+        if ((await indexer.lag()) <= SEARCH_BUILT_WITHIN) await indexer.catchUp().catch(() => undefined)
+        indexer.start()
+        return
+      }
+      const { followIndexingLock } = await import('../postgres-search/index.js')
+      lock = await followIndexingLock({
+        connectionString: sharedIn,
+        onAcquired: () => {
+          say('search index: this instance indexes the shared index (it holds the indexing lock)')
+          indexer.start()
+        },
+        onLost: () => {
+          say('search index: this instance lost the indexing lock and stopped indexing')
+          void indexer.stop()
+        },
+      })
+      if (!lock.held()) say('search index: another instance indexes the shared index; this one searches it')
+    },
     async close() {
       await indexer.stop()
+      await lock?.close()
       await index.close()
     },
   }

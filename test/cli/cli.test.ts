@@ -256,11 +256,11 @@ describe('entity-registry CLI', () => {
       expect(run([command, '-h']).out).toBe(help.out)
       for (const option of options) expect(help.out, `${command} --help names ${option}`).toContain(`  ${option} `)
     }
-    // "none" belongs to --search (serve only); --embedder refuses it.
+    // "none" of --search switches search off (serve only); "none" of --embedder keeps no vectors (the index inside the database).
     const searchOption = /\n {2}--search [\s\S]*?(?=\n {2}-)/
     expect(searchOption.exec(run(['help', 'serve']).out)![0]).toContain('"none": search switched')
-    expect(/\n {2}--embedder [\s\S]*?(?=\n {2}-|$)/.exec(run(['help', 'serve']).out)![0]).not.toContain('none')
-    expect(searchOption.exec(run(['help', 'reindex']).out)![0]).not.toContain('none')
+    expect(/\n {2}--embedder [\s\S]*?(?=\n {2}-|$)/.exec(run(['help', 'serve']).out)![0]).toContain('none (with --search\n                    postgres')
+    expect(searchOption.exec(run(['help', 'reindex']).out)![0]).not.toContain('"none"')
     const version = run(['--version'])
     expect([version.code, version.out]).toEqual([0, `${packageJson.version}\n`])
   })
@@ -294,8 +294,11 @@ describe('entity-registry CLI', () => {
       [['serve', '--database', 'mysql://root@localhost/db'], '--database: mysql: is not supported'],
       [['keys', 'create', '--org', 'acme', '--database', 'sqlite:registry.db'], '--database: sqlite: is not supported'],
       [['serve', '--blobs', 'gs://bucket/renditions'], '--blobs: gs: is not supported'],
-      [['reindex', '--embedder', 'bert'], '--embedder takes words or transformers:DIR, not "bert"'],
-      [['reindex', '--search', 'none'], 'reindex needs a search index: --search takes a directory or a LanceDB URI, not "none"'],
+      [['reindex', '--embedder', 'bert'], '--embedder takes words, transformers:DIR or none (with --search postgres), not "bert"'],
+      [['reindex', '--search', 'none'], 'reindex needs a search index: --search takes a directory, a LanceDB URI or postgres, not "none"'],
+      [['serve', '--search', 'postgres'], "--search postgres keeps the index in the store's database: it needs --database postgres://… or pglite:DIR"],
+      [['reindex', '--search', 'postgres', '--database', 'registry.sqlite'], "--search postgres keeps the index in the store's database"],
+      [['serve', '--embedder', 'none'], '--embedder none (no vectors) works only with the index inside the database: --search postgres'],
       [['import', 'a.ndjson', '--blobs', ''], '--blobs needs a directory or s3://bucket/prefix'],
       [['import'], 'import needs the NDJSON file'],
       [['import', 'a.ndjson', 'b.ndjson'], 'import takes one file, not also "b.ndjson"'],

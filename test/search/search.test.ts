@@ -26,7 +26,8 @@ const idsOf = (hits: ScoredHit[]) => hits.map((hit) => hit.id)
 const phrase = (text: string): TextQuery => ({ words: [], phrases: [tokenize(text)] })
 
 for (const kind of searchIndexKinds) {
-  describe(`search [${kind.name}]`, () => {
+  const describeKind = kind.skipReason === null ? describe : describe.skip
+  describeKind(`search [${kind.name}]${kind.skipReason === null ? '' : ` skipped: ${kind.skipReason}`}`, () => {
     let store: RegistryStore
     let index: SearchIndex
     let indexer: Indexer
@@ -115,7 +116,7 @@ for (const kind of searchIndexKinds) {
       expect(await index.fullText(phrase('means and ways'), [], 10)).toEqual([])
     })
 
-    it('finds entities from queries that share no word with them (the held-back set)', async () => {
+    it.runIf(kind.semantic)('finds entities from queries that share no word with them (the held-back set)', async () => {
       const heldBack = RELEVANCE_SET.filter((query) => query.heldBack)
       const quality = await measure(heldBack, ids)
       // Words alone find none of these: every hit comes from the semantic side.
@@ -124,13 +125,14 @@ for (const kind of searchIndexKinds) {
 
     it('meets the relevance goals of each kind of query on the relevance set', async () => {
       const quality = await measureByKind(RELEVANCE_SET, ids)
-      expect(quality.all.ndcg10).toBeGreaterThanOrEqual(0.85)
+      // Without vectors, paraphrases find little: the goal of every kind together is the hybrid's.
+      if (kind.semantic) expect(quality.all.ndcg10).toBeGreaterThanOrEqual(0.85)
       expect(quality.exact.ndcg10).toBeGreaterThanOrEqual(0.95)
       expect(quality.names.ndcg10).toBeGreaterThanOrEqual(0.9)
       expect(quality.none.results).toBeLessThanOrEqual(10)
     })
 
-    it('ranks better fused than by full text alone', async () => {
+    it.runIf(kind.semantic)('ranks better fused than by full text alone', async () => {
       const search = createSearch(store, { index, embedder, nicknames })
       const bm25 = async (q: string) => {
         const { text, qualifiers } = parseGffs(q, { allowFreeText: true })
@@ -197,10 +199,11 @@ for (const kind of searchIndexKinds) {
 
 describe('search indexes agree', () => {
   // Ties (titles of the same length) may come in any order: what must agree is what matches.
-  it('finds the same entities for words, phrases and qualifiers on every index', async () => {
+  // PGlite starts in 2 to 30 s, by how busy the machine is.
+  it('finds the same entities for words, phrases and qualifiers on every index', { timeout: 120_000 }, async () => {
     const store = createMemoryStore()
     await importDemo(store.warehouse)
-    const opened = await Promise.all(searchIndexKinds.map((kind) => kind.open(embedder.dimensions)))
+    const opened = await Promise.all(searchIndexKinds.filter((kind) => kind.skipReason === null).map((kind) => kind.open(embedder.dimensions)))
     for (const { index } of opened) await createIndexer({ store, index, embedder }).catchUp()
     const queries = ['house committee', 'committee committee house', 'committee "ways and means"', 'senate "ways and means"', 'act tax relief', 'committee type:committee title:~agri', 'senator -jurisdiction:US-WA']
     for (const q of queries) {

@@ -1,0 +1,11 @@
+/**
+ * The PGlite extensions the search index inside it uses: `pg_trgm`, and pgvector's `vector` where
+ * the installed PGlite ships it (0.4 does, 0.5 does not; without it, search needs `--embedder none`).
+ */
+export async function pgliteSearchExtensions(): Promise<Record<string, unknown>> {
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm')
+  // Named in a variable: the PGlite this package is built against may not have it.
+  const vectorModule = '@electric-sql/pglite/vector'
+  const vector = await import(vectorModule).then((module: { vector?: unknown }) => module.vector).catch(() => undefined)
+  return vector === undefined ? { pg_trgm } : { pg_trgm, vector }
+}

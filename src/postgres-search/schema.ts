@@ -1,0 +1,104 @@
+import { sql, type Kysely } from 'kysely'
+import { CONTRACT_COLUMNS } from '../contract/fields.js'
+import { ENTITY_FILTER_INDEXES } from '../kysely/migrations.js'
+import type { SqlDialect } from '../kysely/sql-dialect.js'
+
+/** The index's tables, beside the store's in the same database. */
+export const ENTITIES = 'search_entities'
+export const TERMS = 'search_terms'
+export const STATE = 'search_state'
+
+/** The fields of `search_terms`: tokens, name words, trigrams of the names. */
+export const TERM_FIELDS = { tokens: 't', names: 'n', trigrams: 'g' } as const
+
+/** What the database offers the index. */
+export interface SearchExtensions {
+  /** pgvector's version, null without it. */
+  vector: string | null
+}
+
+/** How a missing extension is added, for the start-up error. */
+const HOW_TO_ADD = {
+  pg_trgm: 'CREATE EXTENSION pg_trgm (in PostgreSQL\'s contrib, on every managed PostgreSQL; on PGlite pass pg_trgm from @electric-sql/pglite/contrib/pg_trgm)',
+  vector: 'CREATE EXTENSION vector (the pgvector package: Neon, Supabase, RDS, Cloud SQL and Azure offer it; on PGlite 0.4, vector from @electric-sql/pglite/vector)',
+} as const
+
+/**
+ * The extensions the index needs, created where the database has them and the role may (pg_trgm is
+ * trusted: a database owner may create it). `vectors`: whether pgvector is needed (an embedder that
+ * makes vectors). Missing ones are an error that names them and how to add them.
+ */
+export async function ensureExtensions(db: Kysely<any>, vectors: boolean): Promise<SearchExtensions> {
+  const missing: string[] = []
+  const versionOf = async (name: keyof typeof HOW_TO_ADD): Promise<string | null> => {
+    const installed = async () => (await sql<{ extversion: string }>`select extversion from pg_extension where extname = ${name}`.execute(db)).rows[0]?.extversion ?? null
+    const version = await installed()
+    if (version !== null) return version
+    const available = await sql`select 1 from pg_available_extensions where name = ${name}`.execute(db)
+    if (available.rows.length > 0) await sql`create extension if not exists ${sql.id(name)}`.execute(db).catch(() => undefined)
+    return installed()
+  }
+  if ((await versionOf('pg_trgm')) === null) missing.push('pg_trgm')
+  const vector = vectors ? await versionOf('vector') : null
+  if (vectors && vector === null) missing.push('vector')
+  if (missing.length > 0) {
+    const without = vectors && missing.length === 1 ? '; or search by full text and names only, without vectors, with the embedder "none" (--embedder none)' : ''
+    throw new Error(
+      `the PostgreSQL search index needs the extension${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}, which this database lacks: ${missing.map((name) => HOW_TO_ADD[name as keyof typeof HOW_TO_ADD]).join('; ')}${without}`,
+    )
+  }
+  return { vector }
+}
+
+/**
+ * The tables, made if absent. Entities hold the contract columns (so that qualifiers are the SQL of
+ * list filters), their tokens and name words as text, one weighted `tsvector` (tokens at weight D,
+ * name words at A) under GIN, the name words under a trigram index, and the vector under HNSW
+ * (cosine) when `dimensions` > 0. Terms hold how many entities hold each token, name word and
+ * trigram (BM25's document frequencies), and the tokens under a trigram index (typos).
+ */
+export async function createTables(db: Kysely<any>, dialect: SqlDialect, dimensions: number): Promise<void> {
+  const text = dialect.text
+  let entities = db.schema.createTable(ENTITIES).ifNotExists().addColumn('id', text, (column) => column.primaryKey())
+  for (const column of Object.values(CONTRACT_COLUMNS)) entities = entities.addColumn(column, text)
+  entities = entities
+    .addColumn('tokens', text, (column) => column.notNull())
+    .addColumn('names', text, (column) => column.notNull())
+    .addColumn('document', sql`tsvector`, (column) => column.notNull())
+  if (dimensions > 0) entities = entities.addColumn('vector', sql`vector(${sql.lit(dimensions)})`)
+  await entities.execute()
+  await sql`create index if not exists search_entities_document on ${sql.table(ENTITIES)} using gin (document)`.execute(db)
+  await sql`create index if not exists search_entities_names on ${sql.table(ENTITIES)} using gin (names gin_trgm_ops)`.execute(db)
+  // Prefilters on the fields of few values read an index, as list filters do, not every row.
+  for (const columns of ENTITY_FILTER_INDEXES) {
+    await sql`create index if not exists ${sql.id(`search_entities_${columns.join('_')}`)} on ${sql.table(ENTITIES)} (${sql.join(columns.map((column) => sql.id(column)))})`.execute(db)
+  }
+  if (dimensions > 0) await sql`create index if not exists search_entities_vector on ${sql.table(ENTITIES)} using hnsw (vector vector_cosine_ops)`.execute(db)
+  await db.schema
+    .createTable(TERMS)
+    .ifNotExists()
+    .addColumn('field', text, (column) => column.notNull())
+    .addColumn('term', text, (column) => column.notNull())
+    .addColumn('holders', 'bigint', (column) => column.notNull())
+    .addPrimaryKeyConstraint('search_terms_key', ['field', 'term'])
+    .execute()
+  await sql`create index if not exists search_terms_tokens on ${sql.table(TERMS)} using gin (term gin_trgm_ops) where field = ${sql.lit(TERM_FIELDS.tokens)}`.execute(db)
+  await db.schema
+    .createTable(STATE)
+    .ifNotExists()
+    .addColumn('cursor', text)
+    .addColumn('embedder', text)
+    .addColumn('documents', 'bigint', (column) => column.notNull().defaultTo(0))
+    .addColumn('token_length', 'bigint', (column) => column.notNull().defaultTo(0))
+    .addColumn('name_length', 'bigint', (column) => column.notNull().defaultTo(0))
+    .addColumn('trigram_length', 'bigint', (column) => column.notNull().defaultTo(0))
+    .execute()
+  await sql`insert into ${sql.table(STATE)} (documents) select 0 where not exists (select 1 from ${sql.table(STATE)})`.execute(db)
+}
+
+/** The GIN indexes, whose recent rows wait in a pending list that every search reads until it is merged. */
+export const GIN_INDEXES = ['search_entities_document', 'search_entities_names', 'search_terms_tokens'] as const
+
+export async function dropTables(db: Kysely<any>): Promise<void> {
+  for (const table of [ENTITIES, TERMS, STATE]) await db.schema.dropTable(table).ifExists().execute()
+}

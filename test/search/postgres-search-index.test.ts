@@ -1,0 +1,73 @@
+/** The index inside PostgreSQL on its own (PGlite with pg_trgm): its statistics as it is written, and its start-up errors. */
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { Kysely, PGliteDialect } from 'kysely'
+import { afterAll, describe, expect, it } from 'vitest'
+import { parseGffs } from '../../src/gffs/parse.js'
+import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
+import type { IndexedEntity, SearchIndex } from '../../src/ports/search-index.js'
+import { createPostgresSearchIndex } from '../../src/postgres-search/index.js'
+import { textQueryOf } from '../../src/search/search-service.js'
+import { namesOf, tokenize, fullTextOf } from '../../src/search/text.js'
+
+const databases: Kysely<any>[] = []
+const pglite = (extensions = {}) => {
+  const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite: new PGlite({ extensions }) }) })
+  databases.push(db)
+  return db
+}
+afterAll(async () => {
+  for (const db of databases) await db.destroy()
+})
+// PGlite takes 2 s to start on an idle machine, and up to 30 s on a shared one: one with pg_trgm serves both tests.
+const withTrigrams = pglite({ pg_trgm })
+const STARTS = { timeout: 120_000 }
+
+function entity(id: string, snapshot: { type: string; name?: string; title?: string; localIdentifier?: string }): IndexedEntity {
+  const full = { ...snapshot, texts: [] } as unknown as Parameters<typeof fullTextOf>[0]
+  return { id, fields: snapshot, tokens: tokenize(fullTextOf(full)), names: namesOf(full), vector: new Float32Array(0) }
+}
+
+describe('the search index inside PostgreSQL', () => {
+  it('keeps the statistics BM25 reads as entities are added, changed and removed: the same scores as the memory index', STARTS, async () => {
+    const postgres = await createPostgresSearchIndex({ db: withTrigrams, dimensions: 0 })
+    const memory = createMemorySearchIndex()
+    const steps: Parameters<SearchIndex['apply']>[0][] = [
+      {
+        upserts: [
+          entity('a1', { type: 'person', name: 'Amy Klobuchar', title: 'Senator for Minnesota', localIdentifier: 'K000367' }),
+          entity('a2', { type: 'person', name: 'Amy Adams', title: 'Senator' }),
+          entity('a3', { type: 'committee', title: 'Senate Committee on Agriculture' }),
+          // No text at all: nothing to count.
+          entity('a4', { type: 'organization' }),
+        ],
+        removals: [],
+        state: { cursor: '1', embedderId: 'none' },
+      },
+      { upserts: [entity('a2', { type: 'person', name: 'Amelia Adams', title: 'Representative for Ohio' })], removals: ['a3', 'a4'], state: { cursor: '2', embedderId: 'none' } },
+      { upserts: [entity('a5', { type: 'committee', title: 'House Committee on Agriculture' })], removals: [], state: { cursor: '3', embedderId: 'none' } },
+    ]
+    for (const step of steps) {
+      await postgres.apply(step)
+      await memory.apply(step)
+    }
+    expect(await postgres.state()).toEqual({ cursor: '3', embedderId: 'none' })
+    // Merging the GIN indexes' pending rows changes no answer.
+    await postgres.optimize()
+    for (const q of ['amy senator', 'klobu', 'agriculture committee', 'adams', '"committee on agriculture"', 'senatr', 'representative type:person']) {
+      const { text, qualifiers } = parseGffs(q, { allowFreeText: true })
+      const query = textQueryOf(text, new Map())
+      const [expected, found] = await Promise.all([memory.fullText(query, qualifiers, 10), postgres.fullText(query, qualifiers, 10)])
+      expect(found.map((hit) => hit.id), q).toEqual(expected.map((hit) => hit.id))
+      found.forEach((hit, position) => {
+        expect(hit.score, q).toBeCloseTo(expected[position]!.score, 9)
+        expect(hit.matched, q).toBe(expected[position]!.matched)
+      })
+    }
+  })
+
+  it('refuses to start without pg_trgm, or without pgvector for an embedder that makes vectors, naming the extension and how to add it', STARTS, async () => {
+    await expect(createPostgresSearchIndex({ db: pglite(), dimensions: 0 })).rejects.toThrow(/needs the extension pg_trgm.*CREATE EXTENSION pg_trgm/)
+    await expect(createPostgresSearchIndex({ db: withTrigrams, dimensions: 100 })).rejects.toThrow(/needs the extension vector.*CREATE EXTENSION vector.*--embedder none/)
+  })
+})
