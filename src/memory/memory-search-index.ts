@@ -1,6 +1,7 @@
 import type { PublicSnapshot } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
-import type { IndexedEntity, IndexState, SearchIndex, TextHit } from '../ports/search-index.js'
+import type { IndexedEntity, IndexState, QueryWord, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
+import { withPassageText, withPassageVectors } from '../search/passage-ranks.js'
 import { containsPhrase, editDistance, MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from '../search/text.js'
 
 /** BM25's usual constants (Lucene's, Elasticsearch's). */
@@ -50,47 +51,23 @@ export function createMemorySearchIndex(): SearchIndex {
     state: async () => ({ ...state }),
     async apply({ upserts, removals, state: next }) {
       for (const id of removals) entities.delete(id)
-      for (const entity of upserts) entities.set(entity.id, { ...entity, tokens: [...entity.tokens], names: [...entity.names], vector: entity.vector.slice() })
+      for (const entity of upserts) {
+        const passages = entity.passages?.map((passage) => ({ tokens: [...passage.tokens], vector: passage.vector.slice() }))
+        entities.set(entity.id, { ...entity, tokens: [...entity.tokens], names: [...entity.names], vector: entity.vector.slice(), ...(passages ? { passages } : {}) })
+      }
       state = { ...next }
     },
-    async fullText({ words, phrases }, qualifiers, limit) {
-      // Statistics over the whole index, as a full-text engine keeps them.
+    async fullText(query, qualifiers, limit) {
       const all = [...entities.values()]
-      const trigramsOfEntity = new Map(all.map((entity) => [entity.id, trigramsOf(entity.names.join(' '))]))
-      const tokens = new Field(all.length, all.map((entity) => entity.tokens))
-      const nameField = new Field(all.length, all.map((entity) => entity.names))
-      const trigramField = new Field(all.length, trigramsOfEntity.values())
-      const phraseIdf = phrases.map((phrase) => tokens.idf(all.filter((entity) => containsPhrase(entity.tokens, phrase)).length))
-      const hits: TextHit[] = []
-      for (const entity of candidates(qualifiers)) {
-        if (!phrases.every((phrase) => containsPhrase(entity.tokens, phrase))) continue
-        const trigrams = trigramsOfEntity.get(entity.id)!
-        const trigramSet = new Set(trigrams)
-        const tokenScore = (token: string) => tokens.score(countOf(entity.tokens, [token]), entity.tokens.length, tokens.termIdf(token))
-        let score = phrases.reduce((sum, phrase, index) => sum + tokens.score(countOf(entity.tokens, phrase), entity.tokens.length, phraseIdf[index]!), 0)
-        for (const { token, names } of words) {
-          score += MATCH_WEIGHTS.word * tokenScore(token)
-          // The fuzzy clause matches the word itself too: an exact match scores both.
-          const allowance = typoAllowance(token)
-          const near = allowance === 0 ? [] : [...new Set(entity.tokens)].filter((other) => editDistance(token, other, allowance) <= allowance)
-          score += MATCH_WEIGHTS.nearWord * Math.max(0, ...near.map(tokenScore))
-          for (const name of names) {
-            score += MATCH_WEIGHTS.name * nameField.score(countOf(entity.names, [name]), entity.names.length, nameField.termIdf(name))
-            const grams = name.length >= 3 ? trigramsOf(name) : []
-            if (grams.length === 0 || !grams.every((gram) => trigramSet.has(gram))) continue
-            for (const gram of new Set(grams)) score += MATCH_WEIGHTS.nameTrigram * trigramField.score(countOf(trigrams, [gram]), trigrams.length, trigramField.termIdf(gram))
-          }
-        }
-        if (score === 0 && phrases.length === 0) continue
-        hits.push({ id: entity.id, score, matched: words.filter((word) => matchesWord(word, entity.tokens, entity.names, trigramSet)).length })
-      }
-      return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, limit)
+      const inScope = candidates(qualifiers)
+      const byEntity = rankText(all, inScope, query, true)
+      if (!all.some((entity) => entity.passages?.length)) return byEntity.slice(0, limit)
+      return withPassageText(byEntity, rankText(all.flatMap(passageDocuments), inScope.flatMap(passageDocuments), query, false), limit)
     },
     async nearest(vector, qualifiers, limit) {
-      return candidates(qualifiers)
-        .map((entity) => ({ id: entity.id, score: dot(entity.vector, vector) }))
-        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
-        .slice(0, limit)
+      const inScope = candidates(qualifiers)
+      const similarity = (document: { id: string; vector: Float32Array }) => ({ id: document.id, score: dot(document.vector, vector) })
+      return withPassageVectors(inScope.map(similarity), inScope.flatMap(passageDocuments).map(similarity), limit)
     },
     clear: async () => {
       entities.clear()
@@ -99,6 +76,52 @@ export function createMemorySearchIndex(): SearchIndex {
     optimize: async () => {},
     close: async () => {},
   }
+}
+
+/** What full text ranks: an entity, or a passage of one (under the entity's id, with no names). */
+interface TextDocument {
+  id: string
+  tokens: readonly string[]
+  names: readonly string[]
+}
+
+const passageDocuments = (entity: IndexedEntity) => (entity.passages ?? []).map((passage) => ({ id: entity.id, tokens: passage.tokens, names: [], vector: passage.vector }))
+
+/**
+ * BM25 of `candidates` (with statistics over `all`, as a full-text engine keeps them), best first.
+ * Words match within their typo allowance only where `nearWords` (entities, not passages: see `IndexedPassage`).
+ */
+function rankText(all: readonly TextDocument[], candidates: readonly TextDocument[], { words, phrases }: TextQuery, nearWords: boolean): TextHit[] {
+  const trigramsOfDocument = new Map(all.map((document) => [document, trigramsOf(document.names.join(' '))]))
+  const tokens = new Field(all.length, all.map((document) => document.tokens))
+  const nameField = new Field(all.length, all.map((document) => document.names))
+  const trigramField = new Field(all.length, trigramsOfDocument.values())
+  const phraseIdf = phrases.map((phrase) => tokens.idf(all.filter((document) => containsPhrase(document.tokens, phrase)).length))
+  const hits: TextHit[] = []
+  for (const document of candidates) {
+    if (!phrases.every((phrase) => containsPhrase(document.tokens, phrase))) continue
+    const trigrams = trigramsOfDocument.get(document) ?? trigramsOf(document.names.join(' '))
+    const trigramSet = new Set(trigrams)
+    const tokenScore = (token: string) => tokens.score(countOf(document.tokens, [token]), document.tokens.length, tokens.termIdf(token))
+    let score = phrases.reduce((sum, phrase, index) => sum + tokens.score(countOf(document.tokens, phrase), document.tokens.length, phraseIdf[index]!), 0)
+    for (const { token, names } of words) {
+      score += MATCH_WEIGHTS.word * tokenScore(token)
+      // The fuzzy clause matches the word itself too: an exact match scores both.
+      const allowance = nearWords ? typoAllowance(token) : 0
+      const near = allowance === 0 ? [] : [...new Set(document.tokens)].filter((other) => editDistance(token, other, allowance) <= allowance)
+      score += MATCH_WEIGHTS.nearWord * Math.max(0, ...near.map(tokenScore))
+      for (const name of names) {
+        score += MATCH_WEIGHTS.name * nameField.score(countOf(document.names, [name]), document.names.length, nameField.termIdf(name))
+        const grams = name.length >= 3 ? trigramsOf(name) : []
+        if (grams.length === 0 || !grams.every((gram) => trigramSet.has(gram))) continue
+        for (const gram of new Set(grams)) score += MATCH_WEIGHTS.nameTrigram * trigramField.score(countOf(trigrams, [gram]), trigrams.length, trigramField.termIdf(gram))
+      }
+    }
+    if (score === 0 && phrases.length === 0) continue
+    const matches = nearWords ? (word: QueryWord) => matchesWord(word, document.tokens, document.names, trigramSet) : (word: QueryWord) => document.tokens.includes(word.token)
+    hits.push({ id: document.id, score, matched: words.filter(matches).length })
+  }
+  return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
 }
 
 /** How often `term` (a word, or a phrase's tokens in a row) occurs in `tokens`. */
