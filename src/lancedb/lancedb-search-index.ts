@@ -4,7 +4,7 @@ import { CONTRACT_COLUMNS, CONTRACT_FIELDS, type ContractField } from '../contra
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
 import type { IndexedEntity, IndexState, QueryWord, ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
-import { withPassageText, withPassageVectors } from '../search/passage-ranks.js'
+import { withPassageText } from '../search/passage-ranks.js'
 import { MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from '../search/text.js'
 import { prefilterOf, residualOf, sqlString } from './where.js'
 
@@ -20,7 +20,7 @@ export interface LancedbSearchIndexOptions {
 }
 
 const ENTITIES = 'entities'
-/** Passages of entities' texts: the entity's id and fields, the passage's tokens and vector. */
+/** Passages of entities' texts: the entity's id and fields, the passage's tokens. */
 const PASSAGES = 'passages'
 /** Passages read per entity a ranking asks for: an entity's several passages count once. */
 const PASSAGES_PER_HIT = 4
@@ -64,7 +64,7 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     new arrow.Field(NAME_TRIGRAMS, new arrow.Utf8(), false),
     new arrow.Field('vector', new arrow.FixedSizeList(options.dimensions, new arrow.Field('item', new arrow.Float32(), true)), false),
   ])
-  const passageSchema = new arrow.Schema(entitySchema.fields.filter((field) => field.name !== NAMES && field.name !== NAME_TRIGRAMS))
+  const passageSchema = new arrow.Schema(entitySchema.fields.filter((field) => field.name !== NAMES && field.name !== NAME_TRIGRAMS && field.name !== 'vector'))
   const stateSchema = new arrow.Schema([new arrow.Field('key', new arrow.Utf8(), false), new arrow.Field('value', new arrow.Utf8(), true)])
 
   const tables = await db.tableNames()
@@ -89,7 +89,7 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
   }
 
   /** The full-text index is made once rows exist (an index made on an empty table missed later rows in some versions). */
-  async function ensureIndexesOf(table: Table, withNames: boolean): Promise<void> {
+  async function ensureIndexesOf(table: Table, ofEntities: boolean): Promise<void> {
     const existing = (await table.listIndices()).map((index) => index.columns.join(','))
     // Updates delete by id before they add: a scalar index keeps that from scanning the table.
     if (!existing.includes('id') && (await table.countRows()) > 0) await table.createIndex('id', { config: lancedb.Index.btree() })
@@ -102,11 +102,12 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     if (!existing.includes('tokens') && (await table.countRows()) > 0) {
       await table.createIndex('tokens', { config: lancedb.Index.fts({ ...asTheyAre, withPosition: true }) })
     }
+    // The passages' table has full text only.
+    if (!ofEntities) return
     if (!existing.includes('vector') && (await table.countRows()) >= annThreshold) {
       // IVF_FLAT keeps exact distances within the probed partitions (DESIGN 10: recall 1.0 at 100k with 50 probes).
       await table.createIndex('vector', { config: lancedb.Index.ivfFlat({ distanceType: 'cosine' }) })
     }
-    if (!withNames) return
     if (!existing.includes(NAMES) && (await table.countRows()) > 0) {
       await table.createIndex(NAMES, { config: lancedb.Index.fts({ ...asTheyAre, withPosition: false }) })
     }
@@ -167,13 +168,6 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     return query.phrases.length > 0 ? hits : hits.filter((hit) => hit.matched > 0)
   }
 
-  async function vectorHitsOf(table: Table, vector: Float32Array, qualifiers: readonly Qualifier[], limit: number): Promise<ScoredHit[]> {
-    const probes = prefilterOf(qualifiers) === null ? PROBES : PREFILTERED_PROBES
-    const rows = await hitsOf(table.query().nearestTo(Array.from(vector)).distanceType('cosine').nprobes(probes), '_distance', qualifiers, limit)
-    // Cosine distance is 1 - similarity.
-    return rows.map((row): ScoredHit => ({ id: row.id as string, score: 1 - (row._distance as number) }))
-  }
-
   return {
     async state(): Promise<IndexState> {
       const rows = await stateTable.query().toArray()
@@ -210,9 +204,10 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
 
     async nearest(vector, qualifiers, limit) {
       if ((await entities.countRows()) === 0) return []
-      const byEntity = await vectorHitsOf(entities, vector, qualifiers, limit)
-      if ((await passages.countRows()) === 0) return byEntity
-      return withPassageVectors(byEntity, await vectorHitsOf(passages, vector, qualifiers, limit * PASSAGES_PER_HIT), limit)
+      const probes = prefilterOf(qualifiers) === null ? PROBES : PREFILTERED_PROBES
+      const rows = await hitsOf(entities.query().nearestTo(Array.from(vector)).distanceType('cosine').nprobes(probes), '_distance', qualifiers, limit)
+      // Cosine distance is 1 - similarity.
+      return rows.map((row): ScoredHit => ({ id: row.id as string, score: 1 - (row._distance as number) }))
     },
 
     clear,
@@ -277,7 +272,7 @@ function rowOf(entity: IndexedEntity): Record<string, unknown> {
 /** A passage's row carries its entity's id and fields: prefilters apply to it exactly as to the entity. */
 function passageRowsOf(entity: IndexedEntity): Record<string, unknown>[] {
   const fields = fieldColumnsOf(entity)
-  return (entity.passages ?? []).map((passage) => ({ ...fields, tokens: passage.tokens.join(' '), vector: Array.from(passage.vector) }))
+  return (entity.passages ?? []).map((passage) => ({ ...fields, tokens: passage.tokens.join(' ') }))
 }
 
 function fieldColumnsOf(entity: IndexedEntity): Record<string, unknown> {

@@ -1,7 +1,7 @@
 import type { PublicSnapshot } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { IndexedEntity, IndexState, QueryWord, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
-import { withPassageText, withPassageVectors } from '../search/passage-ranks.js'
+import { withPassageText } from '../search/passage-ranks.js'
 import { containsPhrase, editDistance, MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from '../search/text.js'
 
 /** BM25's usual constants (Lucene's, Elasticsearch's). */
@@ -52,7 +52,7 @@ export function createMemorySearchIndex(): SearchIndex {
     async apply({ upserts, removals, state: next }) {
       for (const id of removals) entities.delete(id)
       for (const entity of upserts) {
-        const passages = entity.passages?.map((passage) => ({ tokens: [...passage.tokens], vector: passage.vector.slice() }))
+        const passages = entity.passages?.map((passage) => ({ tokens: [...passage.tokens] }))
         entities.set(entity.id, { ...entity, tokens: [...entity.tokens], names: [...entity.names], vector: entity.vector.slice(), ...(passages ? { passages } : {}) })
       }
       state = { ...next }
@@ -65,9 +65,10 @@ export function createMemorySearchIndex(): SearchIndex {
       return withPassageText(byEntity, rankText(all.flatMap(passageDocuments), inScope.flatMap(passageDocuments), query, false), limit)
     },
     async nearest(vector, qualifiers, limit) {
-      const inScope = candidates(qualifiers)
-      const similarity = (document: { id: string; vector: Float32Array }) => ({ id: document.id, score: dot(document.vector, vector) })
-      return withPassageVectors(inScope.map(similarity), inScope.flatMap(passageDocuments).map(similarity), limit)
+      return candidates(qualifiers)
+        .map((entity) => ({ id: entity.id, score: dot(entity.vector, vector) }))
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+        .slice(0, limit)
     },
     clear: async () => {
       entities.clear()
@@ -85,7 +86,7 @@ interface TextDocument {
   names: readonly string[]
 }
 
-const passageDocuments = (entity: IndexedEntity) => (entity.passages ?? []).map((passage) => ({ id: entity.id, tokens: passage.tokens, names: [], vector: passage.vector }))
+const passageDocuments = (entity: IndexedEntity): TextDocument[] => (entity.passages ?? []).map((passage) => ({ id: entity.id, tokens: passage.tokens, names: [] }))
 
 /**
  * BM25 of `candidates` (with statistics over `all`, as a full-text engine keeps them), best first.

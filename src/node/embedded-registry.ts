@@ -35,6 +35,8 @@ export interface EmbeddedRegistryOptions {
   search?: string
   /** `words` (default) or `transformers:DIR`; another than the index was built with needs a reindex. */
   embedder?: string
+  /** Search the renditions' texts too (HTML and plain text, extracted in a worker thread); default true. */
+  indexTexts?: boolean
   /** Requests per minute per key (default 600); 0 turns limiting off. */
   rateLimit?: number
   /** Count the rate limit by key (default) or by organization (`createRegistry`'s `rateLimitScope`). */
@@ -99,6 +101,8 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     const { key } = await createKeyManager(data.store).createKey({ org: FIRST_KEY_ORGANIZATION, label: 'created by serve' })
     print(`created an API key (shown once, kept only hashed): ${key}`)
   }
+  const logger = options.logger
+  const warn = logger ? (message: string) => logger.warn(message) : (message: string) => console.error(message)
   // Opened a moment after the server starts answering, or at the first search if sooner: loading
   // LanceDB blocks the process for 50 to 300 ms, which the first requests (on a serverless cold
   // start, the only one) should not wait for. The index then follows the feed in the background;
@@ -107,7 +111,10 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const openSearchOnce = () =>
     (opening ??= import('./search-setup.js')
       .then(({ openSearch, searchLocation }) =>
-        openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), options.embedder ? { embedderName: options.embedder } : {}),
+        openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), {
+          ...(options.embedder ? { embedderName: options.embedder } : {}),
+          ...(options.indexTexts === false ? {} : { blobs: data.blobs, warn }),
+        }),
       )
       .then(async (search) => {
         // A short backlog is applied before the index answers (the first search would miss it);
@@ -125,8 +132,6 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const openTimer = searchOn ? setTimeout(openSearchOnce, SEARCH_OPEN_DELAY_MS) : undefined
   const search: PromiseLike<Search | undefined> = { then: (resolve, reject) => openSearchOnce().then((setup) => setup?.search).then(resolve, reject) }
   const rateLimit = options.rateLimit ?? 600
-  const logger = options.logger
-  const warn = logger ? (message: string) => logger.warn(message) : (message: string) => console.error(message)
   const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis, { warn, ...(options.redisFailure ? { failure: options.redisFailure } : {}) }) : undefined
   const openIndexer = async () => (searchOn ? (await openSearchOnce())?.indexer : undefined)
   metrics?.observe({

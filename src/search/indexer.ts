@@ -85,12 +85,11 @@ export function createIndexer({ store, index, embedder, texts, batchSize = 500, 
     }
     // An update replaces the entity whole, passages too: the texts' extraction is kept, so reading them again is cheap.
     const passages = await Promise.all(upserts.map(async (change) => (texts && change.snapshot.texts.length > 0 ? passagesOf(await texts(change.snapshot)) : [])))
-    const vectors = upserts.length === 0 ? [] : await embedder.embed([...upserts.map((change) => embeddedTextOf(change.snapshot)), ...passages.flat()])
-    let passageVector = upserts.length
+    const vectors = upserts.length === 0 ? [] : await embedder.embed(upserts.map((change) => embeddedTextOf(change.snapshot)))
     const entities = upserts.map((change, position): IndexedEntity => {
       const { texts: _texts, ...fields } = change.snapshot
       const entity: IndexedEntity = { id: change.entityId, fields, tokens: tokenize(fullTextOf(change.snapshot)), names: namesOf(change.snapshot), vector: vectors[position]! }
-      if (passages[position]!.length > 0) entity.passages = passages[position]!.map((passage) => ({ tokens: tokenize(passage), vector: vectors[passageVector++]! }))
+      if (passages[position]!.length > 0) entity.passages = passages[position]!.map((passage) => ({ tokens: tokenize(passage) }))
       return entity
     })
     await index.apply({ upserts: entities, removals, state: { cursor: page.cursor, embedderId: embedder.id } })

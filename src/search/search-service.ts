@@ -14,6 +14,13 @@ const RRF_K = 60
 /** Above any sum of reciprocal ranks: what matched every typed word comes first. */
 const ALL_WORDS = 1
 /**
+ * What a match in an entity's texts only weighs against one in its own fields (a field boost, as a
+ * title's over a body's). Such a match comes first (`ALL_WORDS`) only when it holds two typed words
+ * or more: one word found somewhere in a long text (`schools`, `military` in a health care law) is
+ * weak. Measured on the relevance set (bench/README.md).
+ */
+const IN_TEXTS_ONLY = 0.5
+/**
  * The similarity floor of the semantic side, relative to the query's background: a neighbour counts
  * when it is at least `STANDOUT` more similar than the `BACKGROUND_RANK`th nearest. An absolute
  * floor cannot tell them apart: on the relevance set, paraphrases' targets lie at 0.15 to 0.39 and
@@ -86,13 +93,15 @@ function standingOut(neighbours: ScoredHit[]): ScoredHit[] {
  * Reciprocal-rank fusion (score = sum of 1 / (60 + rank)) where the semantic side cannot outrank
  * exact matches: an entity that matched every typed word comes before any that did not, and a full
  * text hit counts in proportion to the words it matched (`and` alone weighs a third of `courts and
- * judges`), so that a neighbour that stands out can still come before a partial match.
+ * judges`), so that a neighbour that stands out can still come before a partial match; a match in an
+ * entity's texts only weighs less (`IN_TEXTS_ONLY`).
  */
 export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number): string[] {
   const scores = new Map<string, number>()
-  byText.forEach(({ id, matched }, rank) => {
+  byText.forEach(({ id, matched, inTextsOnly }, rank) => {
     const share = words === 0 ? 1 : matched / words
-    scores.set(id, (share === 1 ? ALL_WORDS : 0) + share / (RRF_K + rank + 1))
+    const first = share === 1 && (!inTextsOnly || words >= 2)
+    scores.set(id, (first ? ALL_WORDS : 0) + (inTextsOnly ? IN_TEXTS_ONLY : 1) * (share / (RRF_K + rank + 1)))
   })
   byMeaning.forEach(({ id }, rank) => scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + rank + 1)))
   return [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([id]) => id)
