@@ -60,11 +60,16 @@ async function listen(registry: Registry, { port, host, trustProxy, sendTimeoutM
   return serveNode(registry, { port, host, trustProxy, sendTimeoutMs })
 }
 
-/** Rebuilds the search index from the store's feed, printing progress and rate. */
-export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string }, print: Print): Promise<void> {
+/** Rebuilds the search index from the store's feed, printing progress and rate; renditions whose text is skipped go to `warn`. */
+export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string; indexTexts?: boolean }, print: Print, warn: Print): Promise<void> {
   const data = await openData(options)
   const { openSearch, searchLocation } = await import('../node/search-setup.js')
-  const search = await openSearch(data.store, searchLocation(options), { print, rebuilding: true, ...(options.embedder ? { embedderName: options.embedder } : {}) })
+  const search = await openSearch(data.store, searchLocation(options), {
+    print,
+    rebuilding: true,
+    ...(options.embedder ? { embedderName: options.embedder } : {}),
+    ...(options.indexTexts === false ? {} : { blobs: data.blobs, warn }),
+  })
   try {
     const applied = await search.indexer.rebuild()
     print(`reindexed: ${applied} changes applied`)
