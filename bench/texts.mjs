@@ -1,5 +1,5 @@
 // Search inside the documents, what it costs: text extraction throughput over the demo's renditions
-// (in this thread and through the worker), the size of the LanceDB index without and with passages,
+// (through the worker thread), the size of the LanceDB index without and with passages,
 // and the time from an empty data directory to the demo imported and its texts searchable
 // (`serve --demo`: `immigration reform citizenship` finds s1113).
 // `node bench/texts.mjs` after `npm run build`.
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
-import { createEntityTexts, createIndexer, extractText } from '../dist/index.js'
+import { createEntityTexts, createIndexer } from '../dist/index.js'
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { createMemoryBlobStore, createMemoryStore } from '../dist/memory/index.js'
@@ -20,18 +20,16 @@ const demo = new URL('../demo/', import.meta.url).pathname
 const files = readdirSync(join(demo, 'renditions')).map((name) => readFileSync(join(demo, 'renditions', name)))
 const megabytes = files.reduce((sum, bytes) => sum + bytes.length, 0) / 1e6
 
-for (const [name, extract] of [
-  ['in this thread', async (bytes) => extractText(bytes, 'text/html')],
-  ['in the worker', createWorkerTextExtractor({ script: new URL('../dist/text-extraction-worker.js', import.meta.url) })],
-]) {
-  const run = typeof extract === 'function' ? extract : extract.extract
+{
+  const extractor = createWorkerTextExtractor({ script: new URL('../dist/text-extraction-worker.js', import.meta.url) })
+  const run = extractor.extract
   await run(files[0], 'text/html')
   const started = performance.now()
   let characters = 0
   for (let round = 0; round < 5; round++) for (const bytes of files) characters += (await run(bytes, 'text/html')).text.length
   const seconds = (performance.now() - started) / 1000
-  console.log(`extraction ${name}: ${((5 * megabytes) / seconds).toFixed(1)} MB of HTML a second (${files.length} files, ${megabytes.toFixed(2)} MB; ${((characters / 5) / 1e6).toFixed(2)} M characters of text)`)
-  await extract.close?.()
+  console.log(`extraction in the worker: ${((5 * megabytes) / seconds).toFixed(1)} MB of HTML a second (${files.length} files, ${megabytes.toFixed(2)} MB; ${((characters / 5) / 1e6).toFixed(2)} M characters of text)`)
+  await extractor.close()
 }
 
 const sizeOf = (path) => (statSync(path).isDirectory() ? readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0) : statSync(path).size)

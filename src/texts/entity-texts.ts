@@ -1,7 +1,6 @@
 import { blobKeyOf } from '../contract/content-key.js'
 import type { PublicSnapshot, StoredRendition } from '../contract/entity.js'
 import type { BlobStore } from '../ports/blob-store.js'
-import { extractText } from './extract.js'
 import { TEXT_LIMITS, type Extraction } from './limits.js'
 
 /** Extracts a rendition's text; the Node composition's runs in a worker (`node/text-worker`). */
@@ -13,7 +12,7 @@ export type EntityTexts = (snapshot: PublicSnapshot) => Promise<string[]>
 export interface EntityTextsOptions {
   /** Where the renditions' bytes are, and where their extracted text is kept. */
   blobs: BlobStore
-  /** Default: `extractText` in this thread. */
+  /** Default: `extractText` in this thread (loaded at the first rendition: the HTML parser is no part of serving). */
   extract?: TextExtractor
   /** Told of each rendition skipped, and why; default nothing. */
   warn?: (message: string) => void
@@ -33,7 +32,7 @@ export const extractedTextKey = (sha256: string) => `extracted-text-v1-${sha256}
  * extraction reads (an HTML and a PDF of one document are not read twice). A rendition that is
  * too large or unreadable is skipped with a warning (one with no bytes here, silently) and never throws.
  */
-export function createEntityTexts({ blobs, extract = async (bytes, mime) => extractText(bytes, mime), warn = () => {} }: EntityTextsOptions): EntityTexts {
+export function createEntityTexts({ blobs, extract = async (bytes, mime) => (await import('./extract.js')).extractText(bytes, mime), warn = () => {} }: EntityTextsOptions): EntityTexts {
   async function textOf(rendition: StoredRendition): Promise<string> {
     const cacheKey = rendition.sha256 === undefined ? undefined : extractedTextKey(rendition.sha256)
     if (cacheKey !== undefined) {

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createWordVectorEmbedder } from '../../src/embedders/index.js'
 import { parseGffs } from '../../src/gffs/parse.js'
+import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemoryBlobStore } from '../../src/memory/memory-blob-store.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { SearchIndex } from '../../src/ports/search-index.js'
@@ -176,4 +177,25 @@ describe('relevance with passages', () => {
       expect(withPassages.none.results!, kind.name).toBeLessThanOrEqual(without.none.results! + 0.5)
     }
   }, 120_000)
+})
+
+describe('a LanceDB index written before passages', () => {
+  it('is emptied when opened, and its indexer rebuilds it from the feed with the passages', async () => {
+    const { store, blobs } = await demoWith()
+    const directory = await mkdtemp(join(tmpdir(), 'er-lancedb-before-passages-'))
+    const index = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    await createIndexer({ store, index, embedder }).catchUp()
+    await index.close()
+    const lancedb = await import('@lancedb/lancedb')
+    const db = await lancedb.connect(directory)
+    await db.dropTable('passages')
+    db.close()
+    const reopened = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    expect(await reopened.state()).toEqual({ cursor: null, embedderId: null })
+    await createIndexer({ store, index: reopened, embedder, texts: createEntityTexts({ blobs }) }).catchUp()
+    const search = createSearch(store, { index: reopened, embedder })
+    expect((await search.search(parseGffs('immigration reform citizenship', { allowFreeText: true }))).slice(0, 5).map((entity) => entity.id)).toContain('s1113')
+    await reopened.close()
+    await rm(directory, { recursive: true, force: true })
+  })
 })
