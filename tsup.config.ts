@@ -21,6 +21,8 @@ export default defineConfig({
     'next/index': 'adapters/next.ts',
     'hattip/index': 'adapters/hattip.ts',
     'cli/main': 'src/cli/main.ts',
+    // The text extraction worker's thread (`node/text-worker`), a script of its own.
+    'text-extraction-worker': 'src/node/text-extraction-worker.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -1,5 +1,6 @@
 // Relevance of search over the demo data (test/search/relevance-set.json, graded): entity-registry
-// (LanceDB, the default index, and the memory reference; the default embedder) against what a team
+// (LanceDB, the default index, and the memory reference; the default embedder; without and with the
+// renditions' texts as passages) against what a team
 // would drop in instead over the same documents, MiniSearch 7 (prefix and fuzzy on, field boosts) and
 // Orama 3 (typo tolerance 1, field boosts): nDCG@10, recall@10 and MRR by kind of query, and the mean
 // result count of the queries with no answer. Also the default embedder's load time and throughput.
@@ -13,7 +14,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama'
 import MiniSearch from 'minisearch'
-import { createIndexer, createSearch, matchesQualifiers, parseGffs } from '../dist/index.js'
+import { createEntityTexts, createIndexer, createSearch, matchesQualifiers, parseGffs } from '../dist/index.js'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { Kysely, PGliteDialect } from 'kysely'
@@ -27,7 +28,8 @@ import { machine } from './lib.mjs'
 
 const demo = new URL('../demo/', import.meta.url).pathname
 const store = createMemoryStore()
-await importNdjson(readFileSync(`${demo}entities.jsonl`, 'utf8').split('\n'), { warehouse: store.warehouse, blobs: createMemoryBlobStore(), baseDir: demo })
+const blobs = createMemoryBlobStore()
+await importNdjson(readFileSync(`${demo}entities.jsonl`, 'utf8').split('\n'), { warehouse: store.warehouse, blobs, baseDir: demo })
 const documents = []
 for (let after = null; ; ) {
   const page = await store.listEntities({ qualifiers: [], after, limit: 100 })
@@ -46,8 +48,9 @@ for (let round = 0; round < 200; round++) await embedder.embed(texts)
 const perSecond = (200 * texts.length) / ((performance.now() - started) / 1000)
 
 const nicknames = await loadNicknames()
-async function entityRegistry(index, withEmbedder = embedder) {
-  await createIndexer({ store, index, embedder: withEmbedder }).catchUp()
+/** `withTexts`: the renditions' texts indexed as passages too. */
+async function entityRegistry(index, { withEmbedder = embedder, withTexts = false } = {}) {
+  await createIndexer({ store, index, embedder: withEmbedder, ...(withTexts ? { texts: createEntityTexts({ blobs }) } : {}) }).catchUp()
   const search = createSearch(store, { index, embedder: withEmbedder, nicknames })
   return async (q) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id)
 }
@@ -70,7 +73,8 @@ const orama = create({ schema: Object.fromEntries(FIELDS.map((field) => [field, 
 await insertMultiple(orama, documents.map(fieldsOf))
 
 const lancedbDirectory = mkdtempSync(join(tmpdir(), 'er-relevance-'))
-const lancedbIndex = await createLancedbSearchIndex({ uri: lancedbDirectory, dimensions: embedder.dimensions })
+const lancedbIndex = await createLancedbSearchIndex({ uri: join(lancedbDirectory, 'titles'), dimensions: embedder.dimensions })
+const lancedbTextsIndex = await createLancedbSearchIndex({ uri: join(lancedbDirectory, 'texts'), dimensions: embedder.dimensions })
 /** The index inside PostgreSQL, on a PGlite of its own. */
 async function postgresIndex(Constructor, extensions, dimensions) {
   const db = new Kysely({ dialect: new PGliteDialect({ pglite: new Constructor({ extensions }) }) })
@@ -81,11 +85,13 @@ const none = createNoEmbedder()
 const engines = {
   'entity-registry (LanceDB)': await entityRegistry(lancedbIndex),
   'entity-registry (memory index)': await entityRegistry(createMemorySearchIndex()),
+  'entity-registry (LanceDB, texts)': await entityRegistry(lancedbTextsIndex, { withTexts: true }),
+  'entity-registry (memory index, texts)': await entityRegistry(createMemorySearchIndex(), { withTexts: true }),
   ...(pgliteVector === null
     ? {}
     : { 'entity-registry (PostgreSQL: PGlite 0.4, pgvector)': await entityRegistry(await postgresIndex(pgliteVector[0].PGlite, { vector: pgliteVector[1].vector, pg_trgm: pgliteVector[2].pg_trgm }, embedder.dimensions)) }),
-  'entity-registry (memory index, no vectors)': await entityRegistry(createMemorySearchIndex(), none),
-  'entity-registry (PostgreSQL: PGlite, pg_trgm, no vectors)': await entityRegistry(await postgresIndex(PGlite, { pg_trgm }, 0), none),
+  'entity-registry (memory index, no vectors)': await entityRegistry(createMemorySearchIndex(), { withEmbedder: none }),
+  'entity-registry (PostgreSQL: PGlite, pg_trgm, no vectors)': await entityRegistry(await postgresIndex(PGlite, { pg_trgm }, 0), { withEmbedder: none }),
   'MiniSearch 7 (prefix, fuzzy 0.2, boosts)': peer(async (words) => miniSearch.search(words).map((hit) => hit.id)),
   'Orama 3 (tolerance 1, boosts)': peer(async (words) => (await oramaSearch(orama, { term: words, properties: FIELDS, boost: BOOSTS, tolerance: 1, limit: 1000 })).hits.map((hit) => hit.id)),
 }
@@ -122,4 +128,5 @@ if (process.argv.includes('--by-query')) {
   }
 }
 await lancedbIndex.close()
+await lancedbTextsIndex.close()
 rmSync(lancedbDirectory, { recursive: true, force: true })

@@ -23,6 +23,8 @@ export { createTokenBucketRateLimiter, type TokenBucketOptions } from './rate-li
 export { createWarehouse } from './warehouse/operations.js'
 export { createSearch, fuse, SEARCH_LIMIT, type Search, type SearchOptions } from './search/search-service.js'
 export { createIndexer, type Indexer, type IndexerOptions } from './search/indexer.js'
+export { createEntityTexts, type EntityTexts, type EntityTextsOptions, type TextExtractor } from './texts/entity-texts.js'
+export { TEXT_LIMITS, type Extraction } from './texts/limits.js'
 export { tokenize } from './search/text.js'
 export { parseNicknames, type Nicknames } from './search/nicknames.js'
 export { RECORD_LIMITS } from './warehouse/record-limits.js'

@@ -15,7 +15,7 @@ export type Invocation =
   | { command: 'version' }
   | { command: 'serve'; options: ServeOptions }
   | { command: 'import'; input: ImportCommandOptions; data: DataOptions }
-  | { command: 'reindex'; data: DataOptions & { search?: string; embedder?: string } }
+  | { command: 'reindex'; data: DataOptions & { search?: string; embedder?: string; indexTexts?: boolean } }
   | KeysInvocation
 
 /** The most lines a transaction may take: a batch is held in memory until it commits. */
@@ -36,6 +36,7 @@ const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory
                     (postgres://… or pglite:), shared by every instance over it (needs pg_trgm,
                     and pgvector unless --embedder none)`
 
+const INDEX_TEXTS_HELP = `  --no-index-texts  search titles and names only, not the text of the renditions (HTML, plain text)`
 const EMBEDDER_HELP = `  --embedder NAME   words (default: the bundled word vectors) or transformers:DIR (a transformers.js
                     model in DIR; install @huggingface/transformers), or none (with --search
                     postgres: full text and names alone, no pgvector needed). Another embedder
@@ -94,7 +95,8 @@ ${DATA_HELP}
 ${SEARCH_HELP}
                     The index follows the change feed in the background. "none": search switched
                     off (/v1/search answers 404 search_disabled).
-${EMBEDDER_HELP}`,
+${EMBEDDER_HELP}
+${INDEX_TEXTS_HELP}`,
   reindex: `Usage: entity-registry reindex [options]
 
 Rebuilds the search index from the store's change feed, showing progress and rate (needed after a
@@ -103,7 +105,8 @@ change of embedder). Stop the server that keeps the same index first: one writer
 Options:
 ${DATA_HELP}
 ${SEARCH_HELP}
-${EMBEDDER_HELP}`,
+${EMBEDDER_HELP}
+${INDEX_TEXTS_HELP}`,
   import: `Usage: entity-registry import FILE [options]
 
 Applies an NDJSON file: each line an entity record, or {"op":"delete"|"drain","id"} or
@@ -166,6 +169,7 @@ const SERVE_OPTIONS = {
   'base-url': { type: 'string' },
   'trust-proxy': { type: 'boolean', default: false },
   'no-explorer': { type: 'boolean', default: false },
+  'no-index-texts': { type: 'boolean', default: false },
   search: { type: 'string' },
   embedder: { type: 'string' },
   redis: { type: 'string' },
@@ -180,7 +184,7 @@ const SERVE_OPTIONS = {
 
 const IMPORT_OPTIONS = { ...DATA_OPTIONS, batch: { type: 'string' } } satisfies Options
 
-const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' }, embedder: { type: 'string' } } satisfies Options
+const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' }, embedder: { type: 'string' }, 'no-index-texts': { type: 'boolean', default: false } } satisfies Options
 
 const KEYS_OPTIONS = { ...DATA_OPTIONS, org: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' }, json: { type: 'boolean', default: false } } satisfies Options
 
@@ -219,6 +223,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           ...(values['base-url'] === undefined ? {} : { baseUrl: baseUrl(values['base-url']) }),
           trustProxy: values['trust-proxy'],
           explorer: !values['no-explorer'],
+          ...(values['no-index-texts'] ? { indexTexts: false } : {}),
           ...(values.search === undefined ? {} : { search: values.search }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
           ...(values.redis === undefined ? {} : { redis: values.redis }),
@@ -242,6 +247,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           ...dataOptions(values),
           ...(values.search === undefined ? {} : { search: indexToRebuild(values.search) }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
+          ...(values['no-index-texts'] ? { indexTexts: false } : {}),
         },
       }
     }

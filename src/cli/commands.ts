@@ -61,11 +61,16 @@ async function listen(registry: Registry, { port, host, trustProxy, sendTimeoutM
   return serveNode(registry, { port, host, trustProxy, sendTimeoutMs })
 }
 
-/** Rebuilds the search index from the store's feed, printing progress and rate. */
-export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string }, print: Print): Promise<void> {
+/** Rebuilds the search index from the store's feed, printing progress and rate; renditions whose text is skipped go to `warn`. */
+export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string; indexTexts?: boolean }, print: Print, warn: Print): Promise<void> {
   const { openSearch, searchLocation } = await import('../node/search-setup.js')
   const data = await openData(options, { searchInDatabase: options.search === SEARCH_IN_DATABASE })
-  const search = await openSearch(data.store, searchLocation(options), { print, rebuilding: true, ...(options.embedder ? { embedderName: options.embedder } : {}) }).catch(async (error: unknown) => {
+  const search = await openSearch(data.store, searchLocation(options), {
+    print,
+    rebuilding: true,
+    ...(options.embedder ? { embedderName: options.embedder } : {}),
+    ...(options.indexTexts === false ? {} : { blobs: data.blobs, warn }),
+  }).catch(async (error: unknown) => {
     await data.store.close()
     throw error
   })

@@ -31,7 +31,7 @@ async function run(invocation: Invocation): Promise<number> {
     case 'import':
       return (await (await commands()).importCommand(invocation.input, invocation.data, print, warn)) ? 0 : 1
     case 'reindex':
-      await (await commands()).reindexCommand(invocation.data, print)
+      await (await commands()).reindexCommand(invocation.data, print, warn)
       return 0
     case 'keys create':
     case 'keys list':

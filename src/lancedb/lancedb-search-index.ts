@@ -3,7 +3,8 @@ import type { PublicSnapshot } from '../contract/entity.js'
 import { CONTRACT_COLUMNS, CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
-import type { IndexedEntity, IndexState, ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
+import type { IndexedEntity, IndexState, QueryWord, ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
+import { withPassageText } from '../search/passage-ranks.js'
 import { MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from '../search/text.js'
 import { prefilterOf, residualOf, sqlString } from './where.js'
 
@@ -19,6 +20,10 @@ export interface LancedbSearchIndexOptions {
 }
 
 const ENTITIES = 'entities'
+/** Passages of entities' texts: the entity's id and fields, the passage's tokens. */
+const PASSAGES = 'passages'
+/** Passages read per entity a ranking asks for: an entity's several passages count once. */
+const PASSAGES_PER_HIT = 4
 /** Below this many rows a prefilter scan costs less than keeping bitmaps current. */
 const BITMAP_THRESHOLD = 10_000
 const STATE = 'state'
@@ -59,51 +64,57 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     new arrow.Field(NAME_TRIGRAMS, new arrow.Utf8(), false),
     new arrow.Field('vector', new arrow.FixedSizeList(options.dimensions, new arrow.Field('item', new arrow.Float32(), true)), false),
   ])
+  const passageSchema = new arrow.Schema(entitySchema.fields.filter((field) => field.name !== NAMES && field.name !== NAME_TRIGRAMS && field.name !== 'vector'))
   const stateSchema = new arrow.Schema([new arrow.Field('key', new arrow.Utf8(), false), new arrow.Field('value', new arrow.Utf8(), true)])
 
   const tables = await db.tableNames()
   let entities: Table = tables.includes(ENTITIES) ? await db.openTable(ENTITIES) : await db.createEmptyTable(ENTITIES, entitySchema)
   let stateTable: Table = tables.includes(STATE) ? await db.openTable(STATE) : await db.createEmptyTable(STATE, stateSchema)
+  let passages: Table = tables.includes(PASSAGES) ? await db.openTable(PASSAGES) : await db.createEmptyTable(PASSAGES, passageSchema)
 
   async function clear() {
-    await db.dropTable(ENTITIES)
-    await db.dropTable(STATE)
+    for (const name of [ENTITIES, STATE, PASSAGES]) await db.dropTable(name)
     entities = await db.createEmptyTable(ENTITIES, entitySchema)
     stateTable = await db.createEmptyTable(STATE, stateSchema)
+    passages = await db.createEmptyTable(PASSAGES, passageSchema)
   }
-  // An index written by a version without the name columns starts again empty: its indexer rebuilds
-  // it from the feed (search answers meanwhile, from what is indexed so far).
-  if (!(await entities.schema()).fields.some((field) => field.name === NAMES)) await clear()
+  // An index written by a version without the name columns, or without passages, starts again
+  // empty: its indexer rebuilds it from the feed (search answers meanwhile, from what is indexed so far).
+  const fromBefore = !tables.includes(PASSAGES) && (await entities.countRows()) > 0
+  if (fromBefore || !(await entities.schema()).fields.some((field) => field.name === NAMES)) await clear()
 
-  async function indexNames(): Promise<string[]> {
-    return (await entities.listIndices()).map((index) => index.columns.join(','))
+  async function ensureIndexes(): Promise<void> {
+    await ensureIndexesOf(entities, true)
+    await ensureIndexesOf(passages, false)
   }
 
   /** The full-text index is made once rows exist (an index made on an empty table missed later rows in some versions). */
-  async function ensureIndexes(): Promise<void> {
-    const existing = await indexNames()
+  async function ensureIndexesOf(table: Table, ofEntities: boolean): Promise<void> {
+    const existing = (await table.listIndices()).map((index) => index.columns.join(','))
     // Updates delete by id before they add: a scalar index keeps that from scanning the table.
-    if (!existing.includes('id') && (await entities.countRows()) > 0) await entities.createIndex('id', { config: lancedb.Index.btree() })
+    if (!existing.includes('id') && (await table.countRows()) > 0) await table.createIndex('id', { config: lancedb.Index.btree() })
     // Prefilters on the fields of few values (the ones the SQL stores index too) read a bitmap, not every row.
     for (const field of ['type', 'jurisdiction', 'status', 'localType', 'authority'] as const) {
       const column = CONTRACT_COLUMNS[field]
-      if (!existing.includes(column) && (await entities.countRows()) >= BITMAP_THRESHOLD) await entities.createIndex(column, { config: lancedb.Index.bitmap() })
+      if (!existing.includes(column) && (await table.countRows()) >= BITMAP_THRESHOLD) await table.createIndex(column, { config: lancedb.Index.bitmap() })
     }
     const asTheyAre = { baseTokenizer: 'whitespace', lowercase: false, stem: false, removeStopWords: false, asciiFolding: false } as const
-    if (!existing.includes('tokens') && (await entities.countRows()) > 0) {
-      await entities.createIndex('tokens', { config: lancedb.Index.fts({ ...asTheyAre, withPosition: true }) })
+    if (!existing.includes('tokens') && (await table.countRows()) > 0) {
+      await table.createIndex('tokens', { config: lancedb.Index.fts({ ...asTheyAre, withPosition: true }) })
     }
-    if (!existing.includes(NAMES) && (await entities.countRows()) > 0) {
-      await entities.createIndex(NAMES, { config: lancedb.Index.fts({ ...asTheyAre, withPosition: false }) })
+    // The passages' table has full text only.
+    if (!ofEntities) return
+    if (!existing.includes('vector') && (await table.countRows()) >= annThreshold) {
+      // IVF_FLAT keeps exact distances within the probed partitions (DESIGN 10: recall 1.0 at 100k with 50 probes).
+      await table.createIndex('vector', { config: lancedb.Index.ivfFlat({ distanceType: 'cosine' }) })
+    }
+    if (!existing.includes(NAMES) && (await table.countRows()) > 0) {
+      await table.createIndex(NAMES, { config: lancedb.Index.fts({ ...asTheyAre, withPosition: false }) })
     }
     // Trigrams over the whole text (the n-gram tokenizer does not split words); prefix-only n-grams
     // would index only the start of the text (DESIGN 12).
-    if (!existing.includes(NAME_TRIGRAMS) && (await entities.countRows()) > 0) {
-      await entities.createIndex(NAME_TRIGRAMS, { config: lancedb.Index.fts({ ...asTheyAre, baseTokenizer: 'ngram', ngramMinLength: 3, ngramMaxLength: 3, withPosition: false }) })
-    }
-    if (!existing.includes('vector') && (await entities.countRows()) >= annThreshold) {
-      // IVF_FLAT keeps exact distances within the probed partitions (DESIGN 10: recall 1.0 at 100k with 50 probes).
-      await entities.createIndex('vector', { config: lancedb.Index.ivfFlat({ distanceType: 'cosine' }) })
+    if (!existing.includes(NAME_TRIGRAMS) && (await table.countRows()) > 0) {
+      await table.createIndex(NAME_TRIGRAMS, { config: lancedb.Index.fts({ ...asTheyAre, baseTokenizer: 'ngram', ngramMinLength: 3, ngramMaxLength: 3, withPosition: false }) })
     }
   }
 
@@ -133,6 +144,30 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     return (residual.length > 0 ? rows.filter(exact(residual)) : rows).slice(0, limit)
   }
 
+  /** Full text over the entities (`withNames`) or the passages, as `fullText` answers it. */
+  async function textHitsOf(table: Table, withNames: boolean, query: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]> {
+    // Every word as typed: they all matched, with no need to read the rows' text.
+    if (query.words.length > 0) {
+      const rows = await hitsOf(table.query().fullTextSearch(allWordsQueryOf(lancedb, query)), '_score', qualifiers, limit)
+      // Common words: when `limit` rows hold every word, they are the answer (search puts what
+      // matched every word first), and ranking any of the words over every row that holds one would
+      // score a large share of them (1M rows, two words under a prefilter: 6 ms against 17 and more).
+      if (rows.length === limit) return rows.map((row): TextHit => ({ id: row.id as string, score: row._score as number, matched: query.words.length }))
+    }
+    // The hits' text is read too, to tell how many of the words each matched (LanceDB does not say).
+    const rows = await hitsOf(table.query().fullTextSearch(fullTextQueryOf(lancedb, query, withNames)), '_score', qualifiers, limit, withNames ? ['tokens', NAMES] : ['tokens'])
+    const hits = rows.map((row): TextHit => {
+      const tokens = (row.tokens as string).split(' ')
+      const names = withNames ? (row[NAMES] as string).split(' ') : []
+      const trigrams = new Set(trigramsOf(names.join(' ')))
+      const matches = withNames ? (word: QueryWord) => matchesWord(word, tokens, names, trigrams) : (word: QueryWord) => tokens.includes(word.token)
+      return { id: row.id as string, score: row._score as number, matched: query.words.filter(matches).length }
+    })
+    // The trigram clause matches on any trigram: a row that matched nothing else holds some
+    // trigrams of a name, not the name.
+    return query.phrases.length > 0 ? hits : hits.filter((hit) => hit.matched > 0)
+  }
+
   return {
     async state(): Promise<IndexState> {
       const rows = await stateTable.query().toArray()
@@ -145,9 +180,13 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
       // One writer (the indexer): delete, then add, rather than mergeInsert (DESIGN 10: concurrent
       // mergeInsert from JS wrote duplicate rows).
       for (let start = 0; start < gone.length; start += 500) {
-        await entities.delete(`id IN (${gone.slice(start, start + 500).map(sqlString).join(', ')})`)
+        const ids = `id IN (${gone.slice(start, start + 500).map(sqlString).join(', ')})`
+        await entities.delete(ids)
+        await passages.delete(ids)
       }
       if (upserts.length > 0) await entities.add(upserts.map(rowOf))
+      const passageRows = upserts.flatMap(passageRowsOf)
+      if (passageRows.length > 0) await passages.add(passageRows)
       await stateTable.delete('true')
       await stateTable.add([
         { key: 'cursor', value: state.cursor },
@@ -158,25 +197,9 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
 
     async fullText(query, qualifiers, limit) {
       if ((await entities.countRows()) === 0) return []
-      // Every word as typed: they all matched, with no need to read the rows' text.
-      if (query.words.length > 0) {
-        const rows = await hitsOf(entities.query().fullTextSearch(allWordsQueryOf(lancedb, query)), '_score', qualifiers, limit)
-        // Common words: when `limit` rows hold every word, they are the answer (search puts what
-        // matched every word first), and ranking any of the words over every row that holds one would
-        // score a large share of them (1M rows, two words under a prefilter: 6 ms against 17 and more).
-        if (rows.length === limit) return rows.map((row): TextHit => ({ id: row.id as string, score: row._score as number, matched: query.words.length }))
-      }
-      // The hits' text is read too, to tell how many of the words each matched (LanceDB does not say).
-      const rows = await hitsOf(entities.query().fullTextSearch(fullTextQueryOf(lancedb, query)), '_score', qualifiers, limit, ['tokens', NAMES])
-      const hits = rows.map((row): TextHit => {
-        const tokens = (row.tokens as string).split(' ')
-        const names = (row[NAMES] as string).split(' ')
-        const trigrams = new Set(trigramsOf(names.join(' ')))
-        return { id: row.id as string, score: row._score as number, matched: query.words.filter((word) => matchesWord(word, tokens, names, trigrams)).length }
-      })
-      // The trigram clause matches on any trigram: a row that matched nothing else holds some
-      // trigrams of a name, not the name.
-      return query.phrases.length > 0 ? hits : hits.filter((hit) => hit.matched > 0)
+      const byEntity = await textHitsOf(entities, true, query, qualifiers, limit)
+      if ((await passages.countRows()) === 0) return byEntity
+      return withPassageText(byEntity, await textHitsOf(passages, false, query, qualifiers, limit * PASSAGES_PER_HIT), limit)
     },
 
     async nearest(vector, qualifiers, limit) {
@@ -192,12 +215,14 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     async optimize() {
       // Folds new rows into the indexes and compacts; old versions are kept an hour for readers.
       await entities.optimize({ cleanupOlderThan: new Date(Date.now() - 3_600_000) })
+      await passages.optimize({ cleanupOlderThan: new Date(Date.now() - 3_600_000) })
       await stateTable.optimize({ cleanupOlderThan: new Date(Date.now() - 3_600_000) })
       await ensureIndexes()
     },
 
     async close() {
       entities.close()
+      passages.close()
       stateTable.close()
       db.close()
     },
@@ -211,17 +236,18 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
  * of match, each over all the words (a clause a word cost twice as much at 1M rows), and the fuzzy
  * words grouped by their allowance.
  */
-function fullTextQueryOf(lancedb: typeof import('@lancedb/lancedb'), { words, phrases }: TextQuery): FullTextQuery {
+function fullTextQueryOf(lancedb: typeof import('@lancedb/lancedb'), { words, phrases }: TextQuery, withNames: boolean): FullTextQuery {
+  // `withNames`: an entity's row; else a passage's, matched on its words exactly (`IndexedPassage`).
   const { Must, Should } = lancedb.Occur
   const clauses: [Occur, FullTextQuery][] = []
   const match = (terms: string[], column: string, options: { boost: number; fuzziness?: number }) => {
     if (terms.length > 0) clauses.push([Should, new lancedb.MatchQuery([...new Set(terms)].join(' '), column, options)])
   }
   match(words.map((word) => word.token), 'tokens', { boost: MATCH_WEIGHTS.word })
-  for (const fuzziness of [1, 2]) {
+  for (const fuzziness of withNames ? [1, 2] : []) {
     match(words.map((word) => word.token).filter((token) => typoAllowance(token) === fuzziness), 'tokens', { boost: MATCH_WEIGHTS.nearWord, fuzziness })
   }
-  const names = words.flatMap((word) => word.names)
+  const names = withNames ? words.flatMap((word) => word.names) : []
   match(names, NAMES, { boost: MATCH_WEIGHTS.name })
   // Any trigram matches (the n-gram clause does not apply And): `fullText` keeps the rows that hold a word.
   match(names.filter((name) => name.length >= 3), NAME_TRIGRAMS, { boost: MATCH_WEIGHTS.nameTrigram })
@@ -240,7 +266,17 @@ function allWordsQueryOf(lancedb: typeof import('@lancedb/lancedb'), { words, ph
 
 function rowOf(entity: IndexedEntity): Record<string, unknown> {
   const names = entity.names.join(' ')
-  const row: Record<string, unknown> = { id: entity.id, tokens: entity.tokens.join(' '), [NAMES]: names, [NAME_TRIGRAMS]: names, vector: Array.from(entity.vector) }
+  return { ...fieldColumnsOf(entity), tokens: entity.tokens.join(' '), [NAMES]: names, [NAME_TRIGRAMS]: names, vector: Array.from(entity.vector) }
+}
+
+/** A passage's row carries its entity's id and fields: prefilters apply to it exactly as to the entity. */
+function passageRowsOf(entity: IndexedEntity): Record<string, unknown>[] {
+  const fields = fieldColumnsOf(entity)
+  return (entity.passages ?? []).map((passage) => ({ ...fields, tokens: passage.tokens.join(' ') }))
+}
+
+function fieldColumnsOf(entity: IndexedEntity): Record<string, unknown> {
+  const row: Record<string, unknown> = { id: entity.id }
   for (const field of CONTRACT_FIELDS) row[CONTRACT_COLUMNS[field as ContractField]] = entity.fields[field] ?? null
   return row
 }

@@ -1,7 +1,8 @@
 import type { PublicSnapshot } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
-import type { IndexedEntity, IndexState, SearchIndex } from '../ports/search-index.js'
-import { bestFirst, fieldStatistics, textHitOf, type TextStatistics } from '../search/bm25.js'
+import type { IndexedEntity, IndexState, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
+import { bestFirst, fieldStatistics, textHitOf, type ScoredText, type TextStatistics } from '../search/bm25.js'
+import { withPassageText } from '../search/passage-ranks.js'
 import { containsPhrase, trigramsOf } from '../search/text.js'
 
 /**
@@ -19,20 +20,18 @@ export function createMemorySearchIndex(): SearchIndex {
     state: async () => ({ ...state }),
     async apply({ upserts, removals, state: next }) {
       for (const id of removals) entities.delete(id)
-      for (const entity of upserts) entities.set(entity.id, { ...entity, tokens: [...entity.tokens], names: [...entity.names], vector: entity.vector.slice() })
+      for (const entity of upserts) {
+        const passages = entity.passages?.map((passage) => ({ tokens: [...passage.tokens] }))
+        entities.set(entity.id, { ...entity, tokens: [...entity.tokens], names: [...entity.names], vector: entity.vector.slice(), ...(passages ? { passages } : {}) })
+      }
       state = { ...next }
     },
     async fullText(query, qualifiers, limit) {
-      // Statistics over the whole index, as a full-text engine keeps them.
       const all = [...entities.values()]
-      const statistics: TextStatistics = {
-        tokens: fieldStatistics(all.map((entity) => entity.tokens)),
-        names: fieldStatistics(all.map((entity) => entity.names)),
-        trigrams: fieldStatistics(all.map((entity) => trigramsOf(entity.names.join(' ')))),
-        phraseHolders: query.phrases.map((phrase) => all.filter((entity) => containsPhrase(entity.tokens, phrase)).length),
-      }
-      const hits = candidates(qualifiers).flatMap((entity) => textHitOf(query, entity, statistics) ?? [])
-      return hits.sort(bestFirst).slice(0, limit)
+      const inScope = candidates(qualifiers)
+      const byEntity = rankText(all, inScope, query, false)
+      if (!all.some((entity) => entity.passages?.length)) return byEntity.slice(0, limit)
+      return withPassageText(byEntity, rankText(all.flatMap(passageTexts), inScope.flatMap(passageTexts), query, true), limit)
     },
     async nearest(vector, qualifiers, limit) {
       return candidates(qualifiers)
@@ -47,6 +46,23 @@ export function createMemorySearchIndex(): SearchIndex {
     optimize: async () => {},
     close: async () => {},
   }
+}
+
+/** A passage as full text ranks it: under its entity's id, with no names. */
+const passageTexts = (entity: IndexedEntity): ScoredText[] => (entity.passages ?? []).map((passage) => ({ id: entity.id, tokens: passage.tokens, names: [] }))
+
+/**
+ * BM25 of `candidates`, with statistics over `all` as a full-text engine keeps them, best first;
+ * words matched exactly only where `exactWords` (passages: see `IndexedPassage`).
+ */
+function rankText(all: readonly ScoredText[], candidates: readonly ScoredText[], query: TextQuery, exactWords: boolean): TextHit[] {
+  const statistics: TextStatistics = {
+    tokens: fieldStatistics(all.map((text) => text.tokens)),
+    names: fieldStatistics(all.map((text) => text.names)),
+    trigrams: fieldStatistics(all.map((text) => trigramsOf(text.names.join(' ')))),
+    phraseHolders: query.phrases.map((phrase) => all.filter((text) => containsPhrase(text.tokens, phrase)).length),
+  }
+  return candidates.flatMap((text) => textHitOf(query, text, statistics, { exactWords }) ?? []).sort(bestFirst)
 }
 
 function dot(a: Float32Array, b: Float32Array): number {

@@ -43,6 +43,8 @@ export interface EmbeddedRegistryOptions {
    * 'postgres'` on a database without pgvector); another than the index was built with needs a reindex.
    */
   embedder?: string
+  /** Search the renditions' texts too (HTML and plain text, extracted in a worker thread); default true. */
+  indexTexts?: boolean
   /** Requests per minute per key (default 600); 0 turns limiting off. */
   rateLimit?: number
   /** Count the rate limit by key (default) or by organization (`createRegistry`'s `rateLimitScope`). */
@@ -101,12 +103,17 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     },
     { searchInDatabase },
   )
-  const embedderOption = options.embedder ? { embedderName: options.embedder } : {}
+  const logger = options.logger
+  const warn = logger ? (message: string) => logger.warn(message) : (message: string) => console.error(message)
+  const searchOptions = {
+    ...(options.embedder ? { embedderName: options.embedder } : {}),
+    ...(options.indexTexts === false ? {} : { blobs: data.blobs, warn }),
+  }
   // Inside the database the index loads nothing native and has nothing to build: opened before
   // serving, so that a database without the extensions it needs stops the start, saying which.
   const openedInDatabase = searchInDatabase
     ? await import('./search-setup.js')
-        .then(({ openSearch }) => openSearch(data.store, SEARCH_IN_DATABASE, embedderOption))
+        .then(({ openSearch }) => openSearch(data.store, SEARCH_IN_DATABASE, searchOptions))
         .catch(async (error: unknown) => {
           await data.store.close()
           throw error
@@ -135,7 +142,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     (opening ??= (openedInDatabase
       ? Promise.resolve(openedInDatabase)
       : import('./search-setup.js').then(({ openSearch, searchLocation }) =>
-          openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), embedderOption),
+          openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), searchOptions),
         )
     )
       .then(async (search) => {
@@ -151,8 +158,6 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const openTimer = searchOn ? setTimeout(openSearchOnce, SEARCH_OPEN_DELAY_MS) : undefined
   const search: PromiseLike<Search | undefined> = { then: (resolve, reject) => openSearchOnce().then((setup) => setup?.search).then(resolve, reject) }
   const rateLimit = options.rateLimit ?? 600
-  const logger = options.logger
-  const warn = logger ? (message: string) => logger.warn(message) : (message: string) => console.error(message)
   const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis, { warn, ...(options.redisFailure ? { failure: options.redisFailure } : {}) }) : undefined
   const openIndexer = async () => (searchOn ? (await openSearchOnce())?.indexer : undefined)
   metrics?.observe({

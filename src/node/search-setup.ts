@@ -2,7 +2,10 @@ import { join, resolve } from 'node:path'
 import { createNoEmbedder, createTransformersEmbedder, createWordVectorEmbedder } from '../embedders/index.js'
 import type { KyselyStore } from '../kysely/index.js'
 import type { Embedder } from '../ports/embedder.js'
+import type { BlobStore } from '../ports/blob-store.js'
 import type { SearchIndex } from '../ports/search-index.js'
+import { createEntityTexts } from '../texts/entity-texts.js'
+import { builtWorkerScript, createWorkerTextExtractor } from './text-worker.js'
 import { createIndexer, otherEmbedderOf, type Indexer } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
@@ -59,7 +62,19 @@ async function openIndex(store: KyselyStore, uri: string, embedder: Embedder): P
  * false), the index must have been built by the same embedder: another one's vectors would answer
  * every search with an error, so it is refused here, saying how to rebuild it.
  */
-export async function openSearch(store: KyselyStore, uri: string, { print, embedderName, rebuilding = false }: { print?: (line: string) => void; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
+export interface OpenSearchOptions {
+  print?: (line: string) => void
+  embedderName?: string
+  rebuilding?: boolean
+  /**
+   * Where renditions' bytes are: given, their texts are extracted (in a worker thread) and searched
+   * as passages (`IndexerOptions.texts`); a rendition that cannot be read goes to `warn`.
+   */
+  blobs?: BlobStore
+  warn?: (message: string) => void
+}
+
+export async function openSearch(store: KyselyStore, uri: string, { print, embedderName, rebuilding = false, blobs, warn }: OpenSearchOptions = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
   const index = await openIndex(store, uri, embedder)
   const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
@@ -68,10 +83,14 @@ export async function openSearch(store: KyselyStore, uri: string, { print, embed
     throw new Error(`the index ${uri === SEARCH_IN_DATABASE ? 'in the database' : `at ${uri}`} was built with the embedder ${other}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
   }
   const started = Date.now()
+  const script = builtWorkerScript()
+  // Run from the sources (no build), extraction runs in this thread.
+  const worker = blobs && script ? createWorkerTextExtractor({ script }) : undefined
   const indexer = createIndexer({
     store,
     index,
     embedder,
+    ...(blobs ? { texts: createEntityTexts({ blobs, ...(worker ? { extract: worker.extract } : {}), ...(warn ? { warn } : {}) }) } : {}),
     ...(print ? { onProgress: progressPrinter(print, started) } : {}),
   })
   let lock: IndexingLock | undefined
@@ -103,6 +122,7 @@ export async function openSearch(store: KyselyStore, uri: string, { print, embed
     async close() {
       await indexer.stop()
       await lock?.close()
+      await worker?.close()
       await index.close()
     },
   }

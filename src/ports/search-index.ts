@@ -12,6 +12,22 @@ export interface IndexedEntity {
   names: string[]
   /** The semantic side: the embedding of the descriptive fields. */
   vector: Float32Array
+  /**
+   * Passages of its texts' extracted text, each searched by full text as the entity is (under the
+   * entity's fields): the entity ranks by the better of itself and its best passage. None when absent.
+   */
+  passages?: IndexedPassage[]
+}
+
+/**
+ * A passage of an entity's texts: its tokens as `tokenize` makes them. Full text matches them exactly
+ * (typed words and phrases): no typo allowance and no names (those are matched on the entity). In a
+ * long text a word an edit or two from a typed one is another word far more often than a typo
+ * (`insurance` would find `ensure`). No vector: the word-vector embedder's vectors of passages made
+ * relevance worse (bench/README.md).
+ */
+export interface IndexedPassage {
+  tokens: string[]
 }
 
 /** What the index has applied: the feed position and the embedder its vectors come from. */
@@ -49,6 +65,8 @@ export interface ScoredHit {
 /** A full-text hit, with how many of the query's words it matched (`matchesWord`). */
 export interface TextHit extends ScoredHit {
   matched: number
+  /** Matched in its texts' passages only, not in its own fields: search weighs it less (`fuse`). */
+  inTextsOnly?: boolean
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { TextHit, TextQuery } from '../ports/search-index.js'
+import type { QueryWord, TextHit, TextQuery } from '../ports/search-index.js'
 import { containsPhrase, editDistance, MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from './text.js'
 
 /** BM25's usual constants (Lucene's, Elasticsearch's). */
@@ -55,9 +55,9 @@ function bm25(field: FieldStatistics, occurrences: number, length: number, weigh
 /**
  * An entity's full-text hit for `query` (`TextQuery`), or null when it holds no word and not every
  * phrase: BM25 of each kind of match, weighed by `MATCH_WEIGHTS`. Every index ranks by this, with
- * its own statistics.
+ * its own statistics. With `exactWords` (a passage), a word matches only as itself, never a near one.
  */
-export function textHitOf({ words, phrases }: TextQuery, entity: ScoredText, statistics: TextStatistics): TextHit | null {
+export function textHitOf({ words, phrases }: TextQuery, entity: ScoredText, statistics: TextStatistics, { exactWords = false } = {}): TextHit | null {
   if (!phrases.every((phrase) => containsPhrase(entity.tokens, phrase))) return null
   const { tokens, names: nameField, trigrams: trigramField } = statistics
   const trigrams = trigramsOf(entity.names.join(' '))
@@ -69,7 +69,7 @@ export function textHitOf({ words, phrases }: TextQuery, entity: ScoredText, sta
   for (const { token, names } of words) {
     score += MATCH_WEIGHTS.word * tokenScore(token)
     // The fuzzy clause matches the word itself too: an exact match scores both.
-    score += MATCH_WEIGHTS.nearWord * Math.max(0, ...nearTokens(token, entity.tokens).map(tokenScore))
+    if (!exactWords) score += MATCH_WEIGHTS.nearWord * Math.max(0, ...nearTokens(token, entity.tokens).map(tokenScore))
     for (const name of names) {
       score += MATCH_WEIGHTS.name * termScore(nameField, entity.names, [name])
       const grams = name.length >= 3 ? trigramsOf(name) : []
@@ -78,7 +78,8 @@ export function textHitOf({ words, phrases }: TextQuery, entity: ScoredText, sta
     }
   }
   if (score === 0 && phrases.length === 0) return null
-  return { id: entity.id, score, matched: words.filter((word) => matchesWord(word, entity.tokens, entity.names, trigramSet)).length }
+  const matches = exactWords ? (word: QueryWord) => entity.tokens.includes(word.token) : (word: QueryWord) => matchesWord(word, entity.tokens, entity.names, trigramSet)
+  return { id: entity.id, score, matched: words.filter(matches).length }
 }
 
 /** The tokens within the typo allowance of a typed token, itself included (none when it has no allowance). */

@@ -3,12 +3,19 @@ import { decodeChangeId } from '../contract/change-id.js'
 import type { Embedder } from '../ports/embedder.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import type { IndexedEntity, SearchIndex } from '../ports/search-index.js'
+import type { EntityTexts } from '../texts/entity-texts.js'
+import { passagesOf } from '../texts/passages.js'
 import { embeddedTextOf, fullTextOf, namesOf, tokenize } from './text.js'
 
 export interface IndexerOptions {
   store: EntityStore
   index: SearchIndex
   embedder: Embedder
+  /**
+   * The extracted texts of an entity (`createEntityTexts`): given, they are cut into passages that
+   * search reads as it reads the entity. Without it, no passages are indexed.
+   */
+  texts?: EntityTexts
   /** Changes read and applied per step (default 500). */
   batchSize?: number
   /** Compaction policy: optimize after this many changes applied since the last time (default 10,000)... */
@@ -49,7 +56,7 @@ export function otherEmbedderOf({ embedderId }: { embedderId: string | null }, e
  * records the cursor it has applied, so a restarted indexer goes on from there, and one whose
  * index was built by another embedder refuses until `rebuild()`. One indexer per index.
  */
-export function createIndexer({ store, index, embedder, batchSize = 500, optimizeEvery = 10_000, optimizeIdleMs = 30_000, onProgress }: IndexerOptions): Indexer {
+export function createIndexer({ store, index, embedder, texts, batchSize = 500, optimizeEvery = 10_000, optimizeIdleMs = 30_000, onProgress }: IndexerOptions): Indexer {
   let timer: ReturnType<typeof setTimeout> | undefined
   let running: Promise<unknown> = Promise.resolve()
   let stopped = true
@@ -76,10 +83,14 @@ export function createIndexer({ store, index, embedder, batchSize = 500, optimiz
       if (change.changeType === 'create' || change.changeType === 'update') upserts.push(change)
       else removals.push(change.entityId)
     }
+    // An update replaces the entity whole, passages too: the texts' extraction is kept, so reading them again is cheap.
+    const passages = await Promise.all(upserts.map(async (change) => (texts && change.snapshot.texts.length > 0 ? passagesOf(await texts(change.snapshot)) : [])))
     const vectors = upserts.length === 0 ? [] : await embedder.embed(upserts.map((change) => embeddedTextOf(change.snapshot)))
     const entities = upserts.map((change, position): IndexedEntity => {
       const { texts: _texts, ...fields } = change.snapshot
-      return { id: change.entityId, fields, tokens: tokenize(fullTextOf(change.snapshot)), names: namesOf(change.snapshot), vector: vectors[position]! }
+      const entity: IndexedEntity = { id: change.entityId, fields, tokens: tokenize(fullTextOf(change.snapshot)), names: namesOf(change.snapshot), vector: vectors[position]! }
+      if (passages[position]!.length > 0) entity.passages = passages[position]!.map((passage) => ({ tokens: tokenize(passage) }))
+      return entity
     })
     await index.apply({ upserts: entities, removals, state: { cursor: page.cursor, embedderId: embedder.id } })
     sinceOptimize += page.changes.length

@@ -16,10 +16,18 @@ const ALL_WORDS = 1
 /**
  * How much the full-text side's reciprocal rank counts against the semantic side's. Among partial
  * matches, BM25 knows which matched word is rare (`judiciary`, not `senate`, in `senate judiciary
- * committee`), which the semantic side does not see. Measured on the relevance set (nDCG@10 of
- * concept queries, of paraphrases): 1 gives 0.977 and 0.604, 2 0.982 and 0.604, 3 0.983 and 0.600.
+ * committee`), which the semantic side does not see. Measured on the relevance set before passages
+ * (nDCG@10 of concept queries, of paraphrases): 1 gives 0.977 and 0.604, 2 0.982 and 0.604, 3 0.983
+ * and 0.600.
  */
 const TEXT_WEIGHT = 2
+/**
+ * What a match in an entity's texts only weighs against one in its own fields (a field boost, as a
+ * title's over a body's). Such a match comes first (`ALL_WORDS`) only when it holds two typed words
+ * or more: one word found somewhere in a long text (`schools`, `military` in a health care law) is
+ * weak. Measured on the relevance set (bench/README.md).
+ */
+const IN_TEXTS_ONLY = 0.5
 /**
  * The similarity floor of the semantic side, relative to the query's background: a neighbour counts
  * when it is at least `STANDOUT` more similar than the `BACKGROUND_RANK`th nearest. An absolute
@@ -96,13 +104,15 @@ function standingOut(neighbours: ScoredHit[]): ScoredHit[] {
  * exact matches: an entity that matched every typed word comes before any that did not, and a full
  * text hit counts in proportion to the words it matched (`and` alone weighs a third of `courts and
  * judges`) and twice a semantic rank (`TEXT_WEIGHT`), so that a neighbour that stands out can
- * still come before a weak partial match.
+ * still come before a weak partial match; a match in an entity's texts only weighs less
+ * (`IN_TEXTS_ONLY`).
  */
 export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number): string[] {
   const scores = new Map<string, number>()
-  byText.forEach(({ id, matched }, rank) => {
+  byText.forEach(({ id, matched, inTextsOnly }, rank) => {
     const share = words === 0 ? 1 : matched / words
-    scores.set(id, (share === 1 ? ALL_WORDS : 0) + (TEXT_WEIGHT * share) / (RRF_K + rank + 1))
+    const first = share === 1 && (!inTextsOnly || words >= 2)
+    scores.set(id, (first ? ALL_WORDS : 0) + (inTextsOnly ? IN_TEXTS_ONLY : 1) * ((TEXT_WEIGHT * share) / (RRF_K + rank + 1)))
   })
   byMeaning.forEach(({ id }, rank) => scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + rank + 1)))
   return [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([id]) => id)

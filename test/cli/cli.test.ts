@@ -120,6 +120,9 @@ describe('entity-registry CLI', () => {
     while ((await search('health care')).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200))
     expect((await search('health care')).slice(0, 3)).toContain('hr3590111')
     expect(await search('type:legislation')).toHaveLength(19)
+    // And inside the documents: the bill titled "S. 1" by the words of its summary (HTML, read in the worker).
+    while (!(await search('immigration reform citizenship')).slice(0, 5).includes('s1113') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200))
+    expect((await search('immigration reform citizenship')).slice(0, 5)).toContain('s1113')
 
     const bill = await readDocument(await get('/v1/entities/hr718113'), entityDocumentSchema)
     const file = join(mkdtempSync(join(tmpdir(), 'er-rename-')), 'rename.ndjson')
@@ -243,9 +246,9 @@ describe('entity-registry CLI', () => {
     expect(run(['--help']).out).toBe(general.out)
     for (const command of ['serve', 'import', 'reindex', 'keys create', 'keys list|revoke', 'orgs list']) expect(general.out).toContain(`entity-registry ${command}`)
     for (const [command, options] of [
-      ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--no-explorer', '--search']],
+      ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--no-explorer', '--search', '--no-index-texts']],
       ['import', ['--data', '--database', '--batch']],
-      ['reindex', ['--data', '--database', '--search']],
+      ['reindex', ['--data', '--database', '--search', '--no-index-texts']],
       ['keys', ['--org', '--label', '--expires', '--json', '--data', '--database']],
       ['orgs', ['--json', '--data', '--database']],
     ] as const) {

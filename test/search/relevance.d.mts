@@ -1,4 +1,4 @@
-export type QueryKind = 'exact' | 'paraphrase' | 'names' | 'qualifiers' | 'concepts' | 'none'
+export type QueryKind = 'exact' | 'paraphrase' | 'names' | 'qualifiers' | 'concepts' | 'texts' | 'none'
 
 export interface RelevanceQuery {
   q: string

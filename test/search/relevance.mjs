@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 export const RELEVANCE_SET = JSON.parse(readFileSync(new URL('./relevance-set.json', import.meta.url), 'utf8')).queries
 
 /** The kinds of query, in the order reports list them. */
-export const KINDS = ['exact', 'paraphrase', 'names', 'qualifiers', 'concepts', 'none']
+export const KINDS = ['exact', 'paraphrase', 'names', 'qualifiers', 'concepts', 'texts', 'none']
 
 /**
  * One query's figures for a ranking (ids, best first). Gains are 2^grade - 1 (grade 2: what is asked

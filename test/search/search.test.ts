@@ -124,7 +124,8 @@ for (const kind of searchIndexKinds) {
     })
 
     it('meets the relevance goals of each kind of query on the relevance set', async () => {
-      const quality = await measureByKind(RELEVANCE_SET, ids)
+      // Without the texts indexed (test/texts/passages.test.ts has them): their queries are left out.
+      const quality = await measureByKind(RELEVANCE_SET.filter((query) => query.kind !== 'texts'), ids)
       // Without vectors, paraphrases find little: the goal of every kind together is the hybrid's.
       if (kind.semantic) expect(quality.all.ndcg10).toBeGreaterThanOrEqual(0.85)
       expect(quality.exact.ndcg10).toBeGreaterThanOrEqual(0.95)

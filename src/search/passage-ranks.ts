@@ -1,0 +1,32 @@
+import type { TextHit } from '../ports/search-index.js'
+
+/**
+ * Full text over entities and over their passages, as one ranking of entities: each entity at the
+ * better of its rank among entities and its best passage's rank among passages' entities (BM25
+ * scores of the two are not comparable: their statistics differ), an entity's own rank first on a
+ * tie; it matched as many words as the better of the two matched, and one found by its passages only
+ * is marked `inTextsOnly`.
+ */
+export function withPassageText(entities: readonly TextHit[], passages: readonly TextHit[], limit: number): TextHit[] {
+  const best = new Map<string, { hit: TextHit; rank: number; side: number }>()
+  const consider = (hits: readonly TextHit[], side: number) => {
+    let rank = 0
+    for (const hit of hits) {
+      const known = best.get(hit.id)
+      if (known?.side === side) continue
+      if (known === undefined) best.set(hit.id, { hit, rank, side })
+      else best.set(hit.id, { hit: { ...known.hit, matched: Math.max(known.hit.matched, hit.matched), inTextsOnly: false }, rank: Math.min(known.rank, rank), side })
+      rank++
+    }
+  }
+  consider(entities, 0)
+  // Of the passages, those that matched the most words: one word anywhere in a long text is weak.
+  const most = Math.max(0, ...passages.map((hit) => hit.matched))
+  consider(passages.filter((hit) => hit.matched === most).map((hit) => ({ ...hit, inTextsOnly: true })), 1)
+  return [...best.values()]
+    .map((entry, order) => ({ ...entry, order }))
+    .sort((a, b) => a.rank - b.rank || a.order - b.order)
+    .slice(0, limit)
+    .map((entry) => entry.hit)
+}
+

@@ -1,0 +1,201 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createWordVectorEmbedder } from '../../src/embedders/index.js'
+import { parseGffs } from '../../src/gffs/parse.js'
+import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
+import { createMemoryBlobStore } from '../../src/memory/memory-blob-store.js'
+import { createMemoryStore } from '../../src/memory/memory-store.js'
+import type { SearchIndex } from '../../src/ports/search-index.js'
+import { createIndexer } from '../../src/search/indexer.js'
+import { createSearch, textQueryOf } from '../../src/search/search-service.js'
+import { createEntityTexts, type TextExtractor } from '../../src/texts/entity-texts.js'
+import { extractText } from '../../src/texts/extract.js'
+import { PASSAGES, passagesOf } from '../../src/texts/passages.js'
+import { importNdjson } from '../../src/warehouse/import.js'
+import { loadNicknames } from '../../src/node/nicknames.js'
+import { DEMO_RECORDS, importDemo } from '../support/demo.js'
+import { KINDS, measureByKind, RELEVANCE_SET } from '../search/relevance.mjs'
+import { searchIndexKinds } from '../search/each-search-index.js'
+
+const embedder = createWordVectorEmbedder()
+const words = (count: number, from = 0) => Array.from({ length: count }, (_, index) => `w${from + index}`).join(' ')
+
+describe('passages', () => {
+  it('cuts each text into overlapping passages of a few hundred words, at most so many an entity', () => {
+    const step = PASSAGES.words - PASSAGES.overlap
+    const passages = passagesOf([words(450), 'short text'])
+    expect(passages.map((passage) => passage.split(' ').length)).toEqual([200, 200, 150, 2])
+    expect(passages[1]!.split(' ')[0]).toBe(`w${step}`)
+    expect(passagesOf([words(100_000)])).toHaveLength(PASSAGES.perEntity)
+    expect(passagesOf(['', '  \n '])).toEqual([])
+  })
+})
+
+/** The demo data, with a record of another bill whose rendition is given here. */
+async function demoWith(extra: { id: string; file: string; bytes: Uint8Array; mime: string }[] = []) {
+  const store = createMemoryStore()
+  const blobs = await importDemo(store.warehouse, createMemoryBlobStore())
+  if (extra.length > 0) {
+    const directory = await mkdtemp(join(tmpdir(), 'er-texts-'))
+    for (const { file, bytes } of extra) await writeFile(join(directory, file), bytes)
+    const lines = extra.map(({ id, file, mime }) => JSON.stringify({ id, type: 'legislation', title: id.toUpperCase(), localType: 'bill', texts: [{ type: 'information', renditions: [{ conversion: 'original', mime, filename: file, file }] }] }))
+    const report = await importNdjson(lines, { warehouse: store.warehouse, blobs, baseDir: directory })
+    await rm(directory, { recursive: true, force: true })
+    expect(report.errors).toEqual([])
+  }
+  return { store, blobs }
+}
+
+for (const kind of searchIndexKinds) {
+  describe(`search inside the texts [${kind.name}]`, () => {
+    let opened: { index: SearchIndex; dispose(): Promise<void> }
+    beforeAll(async () => {
+      opened = await kind.open(embedder.dimensions)
+    })
+    afterAll(() => opened.dispose())
+
+    it('finds a bill by words only its text holds, under prefilters as for entities; without texts, as before', async () => {
+      await opened.index.clear()
+      const { store, blobs } = await demoWith()
+      const search = createSearch(store, { index: opened.index, embedder })
+      const ids = async (q: string) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id)
+      await createIndexer({ store, index: opened.index, embedder }).catchUp()
+      expect((await ids('immigration reform citizenship')).slice(0, 5)).not.toContain('s1113')
+      await createIndexer({ store, index: opened.index, embedder, texts: createEntityTexts({ blobs }) }).rebuild()
+      expect((await ids('immigration reform citizenship')).slice(0, 5)).toContain('s1113')
+      expect((await ids('firearms trafficking')).slice(0, 5)).toContain('s54113')
+      expect((await ids('filibuster cloture')).slice(0, 5)).toContain('sres5113')
+      expect((await ids('firearms trafficking localType:bill')).slice(0, 5)).toContain('s54113')
+      expect(await ids('firearms trafficking type:person')).not.toContain('s54113')
+      expect(await ids('firearms trafficking -jurisdiction:US')).not.toContain('s54113')
+      // What the texts do not hold ranks as before: an exact title first.
+      expect((await ids('Patient Protection and Affordable Care Act'))[0]).toBe('hr3590111')
+    })
+
+    it('follows the feed: replaced bytes, a deletion and a merge replace or remove the passages', async () => {
+      await opened.index.clear()
+      const html = (body: string) => new TextEncoder().encode(`<html><body><p>${body}</p></body></html>`)
+      const { store, blobs } = await demoWith([{ id: 'hr9999113', file: 'hr9999.html', bytes: html('lighthouse keepers and their pensions'), mime: 'text/html' }])
+      const indexer = createIndexer({ store, index: opened.index, embedder, texts: createEntityTexts({ blobs }) })
+      await indexer.catchUp()
+      const found = async (q: string) => (await opened.index.fullText(textQueryOf(parseGffs(q, { allowFreeText: true }).text, new Map()), [], 1000)).map((hit) => hit.id)
+      expect(await found('lighthouse pensions')).toContain('hr9999113')
+      const directory = await mkdtemp(join(tmpdir(), 'er-texts-'))
+      await writeFile(join(directory, 'hr9999.html'), html('volcano monitoring stations'))
+      const line = JSON.stringify({ id: 'hr9999113', type: 'legislation', title: 'HR9999113', localType: 'bill', texts: [{ type: 'information', renditions: [{ conversion: 'original', mime: 'text/html', filename: 'hr9999.html', file: 'hr9999.html' }] }] })
+      expect((await importNdjson([line], { warehouse: store.warehouse, blobs, baseDir: directory })).errors).toEqual([])
+      await rm(directory, { recursive: true, force: true })
+      const [change] = (await store.listChanges({ qualifiers: [], after: null, limit: 10_000, window: 10_000 })).changes.filter((c) => c.entityId === 'hr9999113').slice(-1)
+      expect(change!.changedKeys).toEqual(['texts'])
+      await indexer.catchUp()
+      expect(await found('lighthouse pensions')).not.toContain('hr9999113')
+      expect(await found('volcano monitoring')).toContain('hr9999113')
+      expect(await found('firearms trafficking')).toContain('s54113')
+      await store.warehouse.delete('s54113')
+      await store.warehouse.merge('sres5113', 's1113')
+      await indexer.catchUp()
+      expect(await found('firearms trafficking')).not.toContain('s54113')
+      expect(await found('filibuster cloture')).not.toContain('sres5113')
+    })
+
+    it('indexes an entity whose rendition cannot be read without its passages, with a warning, and goes on', async () => {
+      await opened.index.clear()
+      const { store, blobs } = await demoWith([
+        { id: 'hr9998113', file: 'binary.html', bytes: Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1, 2]), mime: 'text/html' },
+        { id: 'hr9997113', file: 'scan.pdf', bytes: new TextEncoder().encode('%PDF-1.7 not really'), mime: 'application/pdf' },
+      ])
+      const warnings: string[] = []
+      await createIndexer({ store, index: opened.index, embedder, texts: createEntityTexts({ blobs, warn: (message) => warnings.push(message) }) }).catchUp()
+      expect(warnings).toEqual([expect.stringMatching(/binary\.html\).*binary content/), expect.stringMatching(/scan\.pdf\).*no text extractor for application\/pdf/)])
+      const ids = (await opened.index.fullText(textQueryOf(parseGffs('HR9998113 HR9997113 citizenship', { allowFreeText: true }).text, new Map()), [], 1000)).map((hit) => hit.id)
+      expect(ids).toEqual(expect.arrayContaining(['hr9998113', 'hr9997113', 's1113']))
+    })
+  })
+}
+
+describe('extracted texts', () => {
+  it('are kept beside the bytes: a rebuild reads them instead of extracting again', async () => {
+    const { store, blobs } = await demoWith()
+    let extractions = 0
+    const extract: TextExtractor = async (bytes, mime) => {
+      extractions++
+      return extractText(bytes, mime)
+    }
+    const opened = await searchIndexKinds[0]!.open(embedder.dimensions)
+    const indexer = createIndexer({ store, index: opened.index, embedder, texts: createEntityTexts({ blobs, extract }) })
+    await indexer.catchUp()
+    // The demo's renditions with bytes (the others are known by their URL only).
+    const withTexts = DEMO_RECORDS.filter((record) => JSON.stringify(record.texts ?? []).includes('"file"')).length
+    expect(extractions).toBe(withTexts)
+    await indexer.rebuild()
+    expect(extractions).toBe(withTexts)
+    await opened.dispose()
+  })
+})
+
+describe('search indexes agree on passages', () => {
+  it('find the same entities by their texts\' words, phrases and qualifiers', async () => {
+    const { store, blobs } = await demoWith()
+    const opened = await Promise.all(searchIndexKinds.map((kind) => kind.open(embedder.dimensions)))
+    for (const { index } of opened) await createIndexer({ store, index, embedder, texts: createEntityTexts({ blobs }) }).catchUp()
+    const queries = ['immigration reform citizenship', 'firearms trafficking', '"cloture motion"', 'embassy security funds type:legislation', 'health insurance', 'health insurance localType:~bill']
+    for (const q of queries) {
+      const query = parseGffs(q, { allowFreeText: true })
+      const text = textQueryOf(query.text, new Map())
+      const [reference, ...others] = await Promise.all(opened.map(async ({ index }) => (await index.fullText(text, query.qualifiers, 1000)).map((hit) => hit.id)))
+      expect(reference!.length, q).toBeGreaterThan(0)
+      expect(reference!.length, q).toBeLessThan(1000)
+      for (const found of others) expect(found.toSorted(), q).toEqual(reference!.toSorted())
+    }
+    for (const { dispose } of opened) await dispose()
+  })
+})
+
+describe('relevance with passages', () => {
+  it('finds every bill of the texts queries by its text\'s words; the other kinds as before on names, a little worse on paraphrases', async () => {
+    const { store, blobs } = await demoWith()
+    const nicknames = await loadNicknames()
+    const figures: Record<string, Awaited<ReturnType<typeof measureByKind>>> = {}
+    for (const kind of searchIndexKinds) {
+      for (const passages of [false, true]) {
+        const { index, dispose } = await kind.open(embedder.dimensions)
+        await createIndexer({ store, index, embedder, ...(passages ? { texts: createEntityTexts({ blobs }) } : {}) }).catchUp()
+        const search = createSearch(store, { index, embedder, nicknames })
+        figures[`${kind.name}${passages ? ' passages' : ''}`] = await measureByKind(RELEVANCE_SET, async (q) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id))
+        await dispose()
+      }
+    }
+    for (const kind of searchIndexKinds) {
+      const [without, withPassages] = [figures[kind.name]!, figures[`${kind.name} passages`]!]
+      expect(withPassages.texts.top5, kind.name).toBe(11)
+      expect(withPassages.all.ndcg10!, kind.name).toBeGreaterThan(without.all.ndcg10! + 0.05)
+      // As good on what names an entity; a little worse on paraphrases and concepts (bench/README.md).
+      for (const same of ['exact', 'qualifiers'] as const) expect(withPassages[same].ndcg10!, `${kind.name} ${same}`).toBeGreaterThanOrEqual(without[same].ndcg10!)
+      for (const other of KINDS.filter((name) => name !== 'texts' && name !== 'none')) expect(withPassages[other].ndcg10!, `${kind.name} ${other}`).toBeGreaterThanOrEqual(without[other].ndcg10! - 0.05)
+      expect(withPassages.none.results!, kind.name).toBeLessThanOrEqual(without.none.results! + 0.5)
+    }
+  }, 120_000)
+})
+
+describe('a LanceDB index written before passages', () => {
+  it('is emptied when opened, and its indexer rebuilds it from the feed with the passages', async () => {
+    const { store, blobs } = await demoWith()
+    const directory = await mkdtemp(join(tmpdir(), 'er-lancedb-before-passages-'))
+    const index = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    await createIndexer({ store, index, embedder }).catchUp()
+    await index.close()
+    const lancedb = await import('@lancedb/lancedb')
+    const db = await lancedb.connect(directory)
+    await db.dropTable('passages')
+    db.close()
+    const reopened = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    expect(await reopened.state()).toEqual({ cursor: null, embedderId: null })
+    await createIndexer({ store, index: reopened, embedder, texts: createEntityTexts({ blobs }) }).catchUp()
+    const search = createSearch(store, { index: reopened, embedder })
+    expect((await search.search(parseGffs('immigration reform citizenship', { allowFreeText: true }))).slice(0, 5).map((entity) => entity.id)).toContain('s1113')
+    await reopened.close()
+    await rm(directory, { recursive: true, force: true })
+  })
+})
