@@ -71,6 +71,7 @@ it('entity-registry/telemetry exports metrics, logs, readiness and the admin han
 
 it('entity-registry/embedders exports the embedders, none of which loads an optional package before it embeds', async () => {
   expect(Object.keys(await import('../../src/embedders/index.js')).sort()).toEqual([
+    'createNoEmbedder',
     'createOpenAiEmbedder',
     'createTransformersEmbedder',
     'createWordVectorEmbedder',

@@ -17,7 +17,10 @@ import { importNdjson } from '../../src/warehouse/import.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
 import { DEMO_RECORDS, importDemo } from '../support/demo.js'
 import { KINDS, measureByKind, RELEVANCE_SET } from '../search/relevance.mjs'
-import { searchIndexKinds } from '../search/each-search-index.js'
+import { searchIndexKinds as allSearchIndexKinds } from '../search/each-search-index.js'
+
+/** The indexes that search inside texts (not yet the one inside PostgreSQL). */
+const searchIndexKinds = allSearchIndexKinds.filter((kind) => kind.passages)
 
 const embedder = createWordVectorEmbedder()
 const words = (count: number, from = 0) => Array.from({ length: count }, (_, index) => `w${from + index}`).join(' ')
