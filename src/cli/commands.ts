@@ -8,6 +8,7 @@ import { openData, type DataOptions } from '../node/data-dir.js'
 import { STANDARD_INPUT } from '../node/read-lines.js'
 import { createProgress } from './progress.js'
 import { createLogger } from '../telemetry/logger.js'
+import type { DeleteLimit } from '../warehouse/import.js'
 import type { LogFormat, LogLevel } from '../telemetry/log-levels.js'
 
 export interface ServeOptions extends EmbeddedRegistryOptions {
@@ -80,10 +81,15 @@ export interface ImportCommandOptions {
   source: string
   /** Lines per transaction. */
   batchSize?: number
+  /** The input is the whole warehouse (`importNdjson`'s `full`). */
+  full?: { maxDelete?: DeleteLimit }
 }
 
-/** Applies an NDJSON file or standard input; rejected lines go to `warn`. False when any line was rejected. */
-export async function importCommand({ source, batchSize }: ImportCommandOptions, options: DataOptions, print: Print, warn: Print): Promise<boolean> {
+/**
+ * Applies an NDJSON file or standard input; rejected lines go to `warn`. The exit code: 0 all applied,
+ * 1 some line rejected (or the import stopped), 2 a full snapshot refused (nothing changed).
+ */
+export async function importCommand({ source, batchSize, full }: ImportCommandOptions, options: DataOptions, print: Print, warn: Print): Promise<number> {
   if (source !== STANDARD_INPUT) {
     // Before the data directory or database is opened: a mistyped name must create nothing.
     const found = await stat(source).catch(() => null)
@@ -93,19 +99,25 @@ export async function importCommand({ source, batchSize }: ImportCommandOptions,
   const data = await openData(options)
   const progress = createProgress('import', { unit: 'lines' })
   try {
-    const report = await importFile(source, data, { onLine: () => progress.add(), ...(batchSize === undefined ? {} : { batchSize }) })
+    const report = await importFile(source, data, { onLine: () => progress.add(), ...(batchSize === undefined ? {} : { batchSize }), ...(full ? { full } : {}) })
     progress.done()
     for (const error of report.errors.sort((a, b) => a.line - b.line)) warn(`line ${error.line}: ${error.message}`)
-    print(`applied ${report.applied}, unchanged ${report.unchanged}, rejected ${report.errors.length}`)
-    return report.errors.length === 0
+    const deleted = report.deleted === undefined ? '' : `, deleted ${report.deleted} not in the snapshot`
+    print(`applied ${report.applied}, unchanged ${report.unchanged}, rejected ${report.errors.length}${deleted}`)
+    return report.errors.length === 0 ? 0 : 1
   } catch (error) {
     // Already loaded by importFile; not at the top: serving never loads the import's validation.
-    const { ImportStoppedError } = await import('../warehouse/import.js')
+    const { ImportStoppedError, SnapshotRefusedError } = await import('../warehouse/import.js')
+    if (error instanceof SnapshotRefusedError) {
+      progress.done()
+      warn(`import --full: ${error.message}; nothing changed`)
+      return 2
+    }
     if (!(error instanceof ImportStoppedError && isDependencyUnavailable(error.cause))) throw error
     progress.done()
     const cause = error.cause.cause instanceof Error ? ` (${error.cause.cause.message})` : ''
     warn(`import: the store became unavailable at line ${error.line}: ${error.cause.message}${cause}; the lines before it are applied, none from it on`)
-    return false
+    return 1
   } finally {
     await data.store.close()
   }

@@ -1,5 +1,9 @@
-import { open } from 'node:fs/promises'
+import { createWriteStream } from 'node:fs'
+import { mkdtemp, open, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Readable, pipeline } from 'node:stream'
+import { pipeline as pipelineDone } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 
 /** The source name that means standard input. */
@@ -19,6 +23,23 @@ export interface ReadLinesOptions {
  */
 export function readLines(source: string, { chunkSize = 64 * 1024, standardInput = process.stdin }: ReadLinesOptions = {}): AsyncGenerator<string> {
   return splitLines(gunzipIfCompressed(source === STANDARD_INPUT ? standardInput : readChunks(source, chunkSize)))
+}
+
+/**
+ * Standard input copied to a temporary file, byte for byte (gzip stays compressed), for an input
+ * that must be read twice; `remove` deletes it.
+ */
+export async function spoolStandardInput(standardInput: AsyncIterable<Uint8Array> = process.stdin): Promise<{ file: string; remove(): Promise<void> }> {
+  const directory = await mkdtemp(join(tmpdir(), 'entity-registry-stdin-'))
+  const remove = () => rm(directory, { recursive: true, force: true })
+  const file = join(directory, 'input')
+  try {
+    await pipelineDone(standardInput, createWriteStream(file))
+  } catch (error) {
+    await remove()
+    throw error
+  }
+  return { file, remove }
 }
 
 /**
