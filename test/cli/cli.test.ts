@@ -244,7 +244,7 @@ describe('entity-registry CLI', () => {
     for (const command of ['serve', 'import', 'reindex', 'keys create', 'keys list|revoke', 'orgs list']) expect(general.out).toContain(`entity-registry ${command}`)
     for (const [command, options] of [
       ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--no-explorer', '--search']],
-      ['import', ['--data', '--database', '--batch']],
+      ['import', ['--data', '--database', '--batch', '--full', '--max-delete']],
       ['reindex', ['--data', '--database', '--search']],
       ['keys', ['--org', '--label', '--expires', '--json', '--data', '--database']],
       ['orgs', ['--json', '--data', '--database']],
@@ -305,6 +305,11 @@ describe('entity-registry CLI', () => {
       [['import', '-', '--batch', '0'], '--batch takes a whole number from 1 to 100000, not "0"'],
       [['import', '-', '--batch', '2.5'], '--batch takes a whole number from 1 to 100000, not "2.5"'],
       [['import', '-', '--batch', '100001'], '--batch takes a whole number from 1 to 100000, not "100001"'],
+      [['import', '-', '--max-delete', '5%'], '--max-delete limits a full snapshot: give --full too'],
+      [['import', '-', '--full', '--max-delete', 'lots'], '--max-delete takes a number of entities (300) or a percentage from 0% to 100% (25%), not "lots"'],
+      [['import', '-', '--full', '--max-delete', '101%'], '--max-delete takes a number of entities (300) or a percentage from 0% to 100% (25%), not "101%"'],
+      [['import', '-', '--full', '--max-delete', '2.5'], '--max-delete takes a number of entities (300) or a percentage from 0% to 100% (25%), not "2.5"'],
+      [['import', '-', '--full', '--max-delete=-3'], '--max-delete takes a number of entities (300) or a percentage from 0% to 100% (25%), not "-3"'],
       [['keys'], 'keys takes "keys create", "keys list", "keys revoke"'],
       [['keys', 'delete'], 'keys takes "keys create", "keys list", "keys revoke", not "keys delete"'],
       [['orgs', 'create', 'acme'], 'orgs takes "orgs list", not "orgs create"'],
