@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import type { ImportCommandOptions, ServeOptions } from './commands.js'
+import type { ImportCommandOptions, ReindexCommandOptions, ServeOptions } from './commands.js'
+import { PROGRESS_FORMATS } from './progress.js'
 import type { DeleteLimit } from '../warehouse/import.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from '../node/embedder-name.js'
 import type { DataOptions } from '../node/data-dir.js'
@@ -15,7 +16,7 @@ export type Invocation =
   | { command: 'version' }
   | { command: 'serve'; options: ServeOptions }
   | { command: 'import'; input: ImportCommandOptions; data: DataOptions }
-  | { command: 'reindex'; data: DataOptions & { search?: string; embedder?: string } }
+  | { command: 'reindex'; data: ReindexCommandOptions }
   | KeysInvocation
 
 /** The most lines a transaction may take: a batch is held in memory until it commits. */
@@ -30,6 +31,10 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
                     s3://bucket/prefix on S3-compatible storage (settings from AWS_REGION,
                     AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, and the AWS credentials variables)
   -h, --help        this help`
+
+const PROGRESS_HELP = `  --progress F      line (default): one line on stderr when it is a terminal, redrawn: count, rate,
+                    and where the size is known percent and time left; json: one JSON object a
+                    second on stderr wherever it goes (see the README); none`
 
 const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory or a URI such as s3://bucket/path
                     (default DIR/search of --data)`
@@ -100,7 +105,8 @@ change of embedder). Stop the server that keeps the same index first: one writer
 Options:
 ${DATA_HELP}
 ${SEARCH_HELP}
-${EMBEDDER_HELP}`,
+${EMBEDDER_HELP}
+${PROGRESS_HELP}`,
   import: `Usage: entity-registry import FILE [options]
 
 Applies an NDJSON file: each line an entity record, or {"op":"delete"|"drain","id"} or
@@ -119,6 +125,7 @@ Options:
                     than --max-delete, or if a line names no id.
   --max-delete N|P% with --full: the most entities it may delete, as a number (300) or a percentage
                     of the entities in the store (25%); default 10%
+${PROGRESS_HELP}
 ${DATA_HELP}`,
   keys: `Usage: entity-registry keys create --org NAME [--label TEXT] [--expires WHEN] [options]
        entity-registry keys list [--org NAME] [--json] [options]
@@ -182,9 +189,11 @@ const SERVE_OPTIONS = {
   'shutdown-timeout': { type: 'string', default: '10' },
 } satisfies Options
 
-const IMPORT_OPTIONS = { ...DATA_OPTIONS, batch: { type: 'string' }, full: { type: 'boolean', default: false }, 'max-delete': { type: 'string' } } satisfies Options
+const PROGRESS_OPTION = { progress: { type: 'string', default: 'line' } } satisfies Options
 
-const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' }, embedder: { type: 'string' } } satisfies Options
+const IMPORT_OPTIONS = { ...DATA_OPTIONS, ...PROGRESS_OPTION, batch: { type: 'string' }, full: { type: 'boolean', default: false }, 'max-delete': { type: 'string' } } satisfies Options
+
+const REINDEX_OPTIONS = { ...DATA_OPTIONS, ...PROGRESS_OPTION, search: { type: 'string' }, embedder: { type: 'string' } } satisfies Options
 
 const KEYS_OPTIONS = { ...DATA_OPTIONS, org: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' }, json: { type: 'boolean', default: false } } satisfies Options
 
@@ -244,6 +253,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           ...dataOptions(values),
           ...(values.search === undefined ? {} : { search: indexToRebuild(values.search) }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
+          progress: oneOf(values.progress, '--progress', PROGRESS_FORMATS),
         },
       }
     }
@@ -259,6 +269,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
       if (values['max-delete'] !== undefined && !values.full) throw new UsageError('--max-delete limits a full snapshot: give --full too')
       const input = {
         source: positionals[0]!,
+        progress: oneOf(values.progress, '--progress', PROGRESS_FORMATS),
         ...(values.batch === undefined ? {} : { batchSize: batchSize(values.batch) }),
         ...(values.full ? { full: values['max-delete'] === undefined ? {} : { maxDelete: deleteLimit(values['max-delete']) } } : {}),
       }

@@ -6,7 +6,8 @@ import { isDependencyUnavailable } from '../ports/dependency.js'
 import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
 import { STANDARD_INPUT } from '../node/read-lines.js'
-import { createProgress } from './progress.js'
+import { createProgress, type ProgressFormat } from './progress.js'
+import { decodeChangeId } from '../contract/change-id.js'
 import { createLogger } from '../telemetry/logger.js'
 import type { DeleteLimit } from '../warehouse/import.js'
 import type { LogFormat, LogLevel } from '../telemetry/log-levels.js'
@@ -61,18 +62,41 @@ async function listen(registry: Registry, { port, host, trustProxy, sendTimeoutM
   return serveNode(registry, { port, host, trustProxy, sendTimeoutMs })
 }
 
-/** Rebuilds the search index from the store's feed, printing progress and rate. */
-export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string }, print: Print): Promise<void> {
+/** What `reindex` rebuilds and how it shows progress. */
+export type ReindexCommandOptions = DataOptions & { search?: string; embedder?: string; progress?: ProgressFormat }
+
+/** Rebuilds the search index from the store's feed, showing progress: changes applied, and how far through the feed. */
+export async function reindexCommand({ progress: format, ...options }: ReindexCommandOptions, print: Print): Promise<void> {
   const data = await openData(options)
   const { openSearch, searchLocation } = await import('../node/search-setup.js')
-  const search = await openSearch(data.store, searchLocation(options), { print, rebuilding: true, ...(options.embedder ? { embedderName: options.embedder } : {}) })
+  const progress = createProgress('reindex', { unit: 'changes', ...(format ? { format } : {}) })
+  let applied = 0
+  const search = await openSearch(data.store, searchLocation(options), {
+    rebuilding: true,
+    ...(options.embedder ? { embedderName: options.embedder } : {}),
+    onProgress: (step) => {
+      progress.add(step.applied - applied)
+      applied = step.applied
+      // Feed positions are sequence numbers: the cursor's of the head's is the part indexed.
+      const [at, head] = [step.cursor, step.head].map((id) => (id === null ? null : decodeChangeId(id)))
+      if (typeof at === 'number' && typeof head === 'number') progress.reach(at, head)
+    },
+  })
   try {
-    const applied = await search.indexer.rebuild()
-    print(`reindexed: ${applied} changes applied`)
+    const total = await search.indexer.rebuild()
+    progress.done()
+    print(`reindexed: ${total} changes applied`)
   } finally {
     await search.close()
     await data.store.close()
   }
+}
+
+async function fileToImport(source: string) {
+  const found = await stat(source).catch(() => null)
+  if (found === null) throw new UsageError(`import: no such file: ${source}`)
+  if (found.isDirectory()) throw new UsageError(`import: ${source} is a directory, not an NDJSON file`)
+  return found
 }
 
 /** What `import` reads and how. */
@@ -83,23 +107,28 @@ export interface ImportCommandOptions {
   batchSize?: number
   /** The input is the whole warehouse (`importNdjson`'s `full`). */
   full?: { maxDelete?: DeleteLimit }
+  progress?: ProgressFormat
 }
 
 /**
  * Applies an NDJSON file or standard input; rejected lines go to `warn`. The exit code: 0 all applied,
  * 1 some line rejected (or the import stopped), 2 a full snapshot refused (nothing changed).
  */
-export async function importCommand({ source, batchSize, full }: ImportCommandOptions, options: DataOptions, print: Print, warn: Print): Promise<number> {
-  if (source !== STANDARD_INPUT) {
-    // Before the data directory or database is opened: a mistyped name must create nothing.
-    const found = await stat(source).catch(() => null)
-    if (found === null) throw new UsageError(`import: no such file: ${source}`)
-    if (found.isDirectory()) throw new UsageError(`import: ${source} is a directory, not an NDJSON file`)
-  }
+export async function importCommand({ source, batchSize, full, progress: format }: ImportCommandOptions, options: DataOptions, print: Print, warn: Print): Promise<number> {
+  // Before the data directory or database is opened: a mistyped name must create nothing.
+  const size = source === STANDARD_INPUT ? undefined : (await fileToImport(source)).size
   const data = await openData(options)
-  const progress = createProgress('import', { unit: 'lines' })
+  const progress = createProgress('import', { unit: 'lines', ...(format ? { format } : {}) })
+  // A full snapshot's file is read twice: the whole is both reads.
+  const total = size === undefined ? undefined : full ? 2 * size : size
+  let read = 0
   try {
-    const report = await importFile(source, data, { onLine: () => progress.add(), ...(batchSize === undefined ? {} : { batchSize }), ...(full ? { full } : {}) })
+    const report = await importFile(source, data, {
+      onLine: () => progress.add(),
+      ...(total === undefined ? {} : { onRead: (bytes: number) => progress.reach((read += bytes), total) }),
+      ...(batchSize === undefined ? {} : { batchSize }),
+      ...(full ? { full } : {}),
+    })
     progress.done()
     for (const error of report.errors.sort((a, b) => a.line - b.line)) warn(`line ${error.line}: ${error.message}`)
     const deleted = report.deleted === undefined ? '' : `, deleted ${report.deleted} not in the snapshot`

@@ -175,7 +175,10 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
 }
 
 /** Lines per transaction, progress, and a full snapshot's limit, as `importNdjson` takes them. */
-export type ImportFileOptions = Pick<ImportOptions, 'onLine' | 'batchSize' | 'full'>
+export type ImportFileOptions = Pick<ImportOptions, 'onLine' | 'batchSize' | 'full'> & {
+  /** Called with the bytes of each chunk read from the file: a full snapshot reads it twice. */
+  onRead?: (bytes: number) => void
+}
 
 /**
  * Applies an NDJSON file, or standard input for `-`, gzip-compressed or not, to a data directory's
@@ -189,8 +192,10 @@ export async function importFile(source: string, { store, blobs }: OpenedData, o
   const spooled = options.full !== undefined && source === STANDARD_INPUT ? await spoolStandardInput() : undefined
   try {
     const file = spooled?.file ?? source
-    return await importNdjson(options.full === undefined ? readLines(file) : () => readLines(file), {
-      ...options,
+    const { onRead, ...importOptions } = options
+    const read = () => readLines(file, onRead ? { onRead } : {})
+    return await importNdjson(options.full === undefined ? read() : read, {
+      ...importOptions,
       warehouse: store.warehouse,
       blobs,
       baseDir: source === STANDARD_INPUT ? process.cwd() : baseDirOf(source),

@@ -14,6 +14,8 @@ export interface ReadLinesOptions {
   chunkSize?: number
   /** What `-` reads (default `process.stdin`). */
   standardInput?: AsyncIterable<Uint8Array>
+  /** Called with the bytes of each chunk read from a file (compressed ones for gzip): how far it has come. */
+  onRead?: (bytes: number) => void
 }
 
 /**
@@ -21,8 +23,8 @@ export interface ReadLinesOptions {
  * not grow with the input. Gzip, recognised by its first two bytes rather than by a name, is
  * decompressed as it streams, so that `x.ndjson.gz` and `gzip -c x.ndjson | … -` both work.
  */
-export function readLines(source: string, { chunkSize = 64 * 1024, standardInput = process.stdin }: ReadLinesOptions = {}): AsyncGenerator<string> {
-  return splitLines(gunzipIfCompressed(source === STANDARD_INPUT ? standardInput : readChunks(source, chunkSize)))
+export function readLines(source: string, { chunkSize = 64 * 1024, standardInput = process.stdin, onRead }: ReadLinesOptions = {}): AsyncGenerator<string> {
+  return splitLines(gunzipIfCompressed(source === STANDARD_INPUT ? standardInput : readChunks(source, chunkSize, onRead)))
 }
 
 /**
@@ -47,7 +49,7 @@ export async function spoolStandardInput(standardInput: AsyncIterable<Uint8Array
  * async iterator sometimes ends early on a loaded machine, and an import would lose the rest of the
  * file without a word (an import of the demo data applied 517 of 685 lines).
  */
-async function* readChunks(file: string, chunkSize: number): AsyncGenerator<Uint8Array> {
+async function* readChunks(file: string, chunkSize: number, onRead?: (bytes: number) => void): AsyncGenerator<Uint8Array> {
   const handle = await open(file, 'r')
   try {
     for (;;) {
@@ -55,6 +57,7 @@ async function* readChunks(file: string, chunkSize: number): AsyncGenerator<Uint
       const buffer = new Uint8Array(chunkSize)
       const { bytesRead } = await handle.read(buffer, 0, chunkSize, null)
       if (bytesRead === 0) return
+      onRead?.(bytesRead)
       yield buffer.subarray(0, bytesRead)
     }
   } finally {

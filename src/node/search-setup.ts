@@ -3,7 +3,7 @@ import { createTransformersEmbedder, createWordVectorEmbedder } from '../embedde
 import type { Embedder } from '../ports/embedder.js'
 import { createLancedbSearchIndex } from '../lancedb/index.js'
 import type { EntityStore } from '../ports/entity-store.js'
-import { createIndexer, otherEmbedderOf, type Indexer } from '../search/indexer.js'
+import { createIndexer, otherEmbedderOf, type Indexer, type IndexerOptions } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import { loadNicknames } from './nicknames.js'
@@ -34,7 +34,11 @@ export function embedderNamed(name = 'words'): Embedder {
  * false), the index must have been built by the same embedder: another one's vectors would answer
  * every search with an error, so it is refused here, saying how to rebuild it.
  */
-export async function openSearch(store: EntityStore, uri: string, { print, embedderName, rebuilding = false }: { print?: (line: string) => void; embedderName?: string; rebuilding?: boolean } = {}): Promise<SearchSetup> {
+export async function openSearch(
+  store: EntityStore,
+  uri: string,
+  { onProgress, embedderName, rebuilding = false }: Pick<IndexerOptions, 'onProgress'> & { embedderName?: string; rebuilding?: boolean } = {},
+): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
   const index = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
   const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
@@ -42,13 +46,7 @@ export async function openSearch(store: EntityStore, uri: string, { print, embed
     await index.close()
     throw new Error(`the index at ${uri} was built with the embedder ${other}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
   }
-  const started = Date.now()
-  const indexer = createIndexer({
-    store,
-    index,
-    embedder,
-    ...(print ? { onProgress: progressPrinter(print, started) } : {}),
-  })
+  const indexer = createIndexer({ store, index, embedder, ...(onProgress ? { onProgress } : {}) })
   return {
     search: createSearch(store, { index, embedder, lag: () => indexer.lag(), nicknames: await loadNicknames() }),
     indexer,
@@ -59,14 +57,3 @@ export async function openSearch(store: EntityStore, uri: string, { print, embed
   }
 }
 
-/** Progress and rate, at most once a second. */
-function progressPrinter(print: (line: string) => void, started: number) {
-  let last = 0
-  return ({ applied, cursor, head }: { applied: number; cursor: string | null; head: string | null }) => {
-    const now = Date.now()
-    if (now - last < 1000 && cursor !== head) return
-    last = now
-    const seconds = Math.max(0.001, (now - started) / 1000)
-    print(`indexed ${applied} changes (${Math.round(applied / seconds)}/s)${cursor === head ? ', current with the feed' : ''}`)
-  }
-}
