@@ -46,7 +46,9 @@ it('entity-registry/node exports the Node adapter, the file blob store, the NDJS
     'loadNicknames',
     'openEmbeddedRegistry',
     'parseOperation',
+    'readLines',
     'serve',
+    'SnapshotRefusedError',
     'toNodeListener',
   ])
 })
