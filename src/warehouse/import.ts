@@ -37,7 +37,7 @@ export interface ImportOptions {
 export type DeleteLimit = { entities: number } | { percent: number }
 
 /** The most a full snapshot deletes unless told otherwise. */
-export const DEFAULT_DELETE_LIMIT: DeleteLimit = { percent: 10 }
+const DEFAULT_DELETE_LIMIT: DeleteLimit = { percent: 10 }
 
 /** Lines as `importNdjson` takes them: a function opens them anew for each read. */
 export type LineSource = AsyncIterable<string> | Iterable<string> | (() => AsyncIterable<string> | Iterable<string>)
@@ -75,7 +75,7 @@ export interface ImportReport {
  * `{"op":"merge","id","into"}`. A bad line is reported with its number and nothing of it is written;
  * the other lines still apply. Each batch is one transaction: one that fails throws
  * `ImportStoppedError` with its first line (the lines before it are applied); so does a failure to
- * read `lines`.
+ * read `lines`. With `full`, the input is the whole warehouse (see `ImportOptions.full`).
  */
 export async function importNdjson(lines: LineSource, options: ImportOptions): Promise<ImportReport> {
   if (options.full === undefined) return applyLines(typeof lines === 'function' ? lines() : lines, options)
