@@ -92,6 +92,7 @@ export async function reindexCommand({ progress: format, ...options }: ReindexCo
   }
 }
 
+/** The file `import` reads, refused as bad usage when missing or a directory. */
 async function fileToImport(source: string) {
   const found = await stat(source).catch(() => null)
   if (found === null) throw new UsageError(`import: no such file: ${source}`)
