@@ -1,5 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import type { ImportCommandOptions, ServeOptions } from './commands.js'
+import type { ImportCommandOptions, ReindexCommandOptions, ServeOptions } from './commands.js'
+import { PROGRESS_FORMATS } from './progress.js'
+import type { DeleteLimit } from '../warehouse/import.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from '../node/embedder-name.js'
 import { SEARCH_IN_DATABASE } from '../node/search-in-database.js'
 import type { DataOptions } from '../node/data-dir.js'
@@ -15,7 +17,7 @@ export type Invocation =
   | { command: 'version' }
   | { command: 'serve'; options: ServeOptions }
   | { command: 'import'; input: ImportCommandOptions; data: DataOptions }
-  | { command: 'reindex'; data: DataOptions & { search?: string; embedder?: string; indexTexts?: boolean } }
+  | { command: 'reindex'; data: ReindexCommandOptions }
   | KeysInvocation
 
 /** The most lines a transaction may take: a batch is held in memory until it commits. */
@@ -30,6 +32,10 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
                     s3://bucket/prefix on S3-compatible storage (settings from AWS_REGION,
                     AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, and the AWS credentials variables)
   -h, --help        this help`
+
+const PROGRESS_HELP = `  --progress F      line (default): one line on stderr when it is a terminal, redrawn: count, rate,
+                    and where the size is known percent and time left; json: one JSON object a
+                    second on stderr wherever it goes (see the README); none`
 
 const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory or a URI such as s3://bucket/path
                     (default DIR/search of --data); or "postgres": inside the --database
@@ -106,7 +112,8 @@ Options:
 ${DATA_HELP}
 ${SEARCH_HELP}
 ${EMBEDDER_HELP}
-${INDEX_TEXTS_HELP}`,
+${INDEX_TEXTS_HELP}
+${PROGRESS_HELP}`,
   import: `Usage: entity-registry import FILE [options]
 
 Applies an NDJSON file: each line an entity record, or {"op":"delete"|"drain","id"} or
@@ -114,10 +121,18 @@ Applies an NDJSON file: each line an entity record, or {"op":"delete"|"drain","i
 gzip on standard input) is decompressed as it streams. Rendition file paths are relative to FILE's
 directory (the working directory for standard input). A rejected line is reported on stderr with its
 number and nothing of it is written; the other lines apply. On a terminal, progress is shown on stderr.
-Exit code: 0 all lines applied, 1 some line rejected (or the input broke off), 2 bad usage or no such file.
+Exit code: 0 all lines applied, 1 some line rejected (or the input broke off), 2 bad usage, no such
+file, or a full snapshot refused.
 
 Options:
   --batch N         lines applied per transaction, 1 to ${MAX_BATCH.toLocaleString('en-US')} (default 500)
+  --full            FILE is the whole warehouse: after its lines apply, every entity it does not name
+                    is deleted (a delete change each). Its ids are read first (standard input is
+                    copied to a temporary file for that); nothing changes if it would delete more
+                    than --max-delete, or if a line names no id.
+  --max-delete N|P% with --full: the most entities it may delete, as a number (300) or a percentage
+                    of the entities in the store (25%); default 10%
+${PROGRESS_HELP}
 ${DATA_HELP}`,
   keys: `Usage: entity-registry keys create --org NAME [--label TEXT] [--expires WHEN] [options]
        entity-registry keys list [--org NAME] [--json] [options]
@@ -182,9 +197,11 @@ const SERVE_OPTIONS = {
   'shutdown-timeout': { type: 'string', default: '10' },
 } satisfies Options
 
-const IMPORT_OPTIONS = { ...DATA_OPTIONS, batch: { type: 'string' } } satisfies Options
+const PROGRESS_OPTION = { progress: { type: 'string', default: 'line' } } satisfies Options
 
-const REINDEX_OPTIONS = { ...DATA_OPTIONS, search: { type: 'string' }, embedder: { type: 'string' }, 'no-index-texts': { type: 'boolean', default: false } } satisfies Options
+const IMPORT_OPTIONS = { ...DATA_OPTIONS, ...PROGRESS_OPTION, batch: { type: 'string' }, full: { type: 'boolean', default: false }, 'max-delete': { type: 'string' } } satisfies Options
+
+const REINDEX_OPTIONS = { ...DATA_OPTIONS, ...PROGRESS_OPTION, search: { type: 'string' }, embedder: { type: 'string' }, 'no-index-texts': { type: 'boolean', default: false } } satisfies Options
 
 const KEYS_OPTIONS = { ...DATA_OPTIONS, org: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' }, json: { type: 'boolean', default: false } } satisfies Options
 
@@ -248,6 +265,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           ...(values.search === undefined ? {} : { search: indexToRebuild(values.search) }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
           ...(values['no-index-texts'] ? { indexTexts: false } : {}),
+          progress: oneOf(values.progress, '--progress', PROGRESS_FORMATS),
         },
       }
     }
@@ -260,7 +278,13 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
             : `import takes one file, not also "${positionals[1]}"`,
         )
       }
-      const input = { source: positionals[0]!, ...(values.batch === undefined ? {} : { batchSize: batchSize(values.batch) }) }
+      if (values['max-delete'] !== undefined && !values.full) throw new UsageError('--max-delete limits a full snapshot: give --full too')
+      const input = {
+        source: positionals[0]!,
+        progress: oneOf(values.progress, '--progress', PROGRESS_FORMATS),
+        ...(values.batch === undefined ? {} : { batchSize: batchSize(values.batch) }),
+        ...(values.full ? { full: values['max-delete'] === undefined ? {} : { maxDelete: deleteLimit(values['max-delete']) } } : {}),
+      }
       return { command, input, data: dataOptions(values) }
     }
     case 'keys':
@@ -403,6 +427,14 @@ function batchSize(value: string): number {
   const number = /^\d+$/.test(value) ? Number(value) : 0
   if (number < 1 || number > MAX_BATCH) throw new UsageError(`--batch takes a whole number from 1 to ${MAX_BATCH}, not "${value}"`)
   return number
+}
+
+/** `--max-delete`: a number of entities (300) or a percentage of the canonical entities (25%, 2.5%). */
+function deleteLimit(value: string): DeleteLimit {
+  if (/^\d+$/.test(value)) return { entities: Number(value) }
+  const percent = /^\d+(\.\d+)?%$/.test(value) ? Number(value.slice(0, -1)) : Number.NaN
+  if (percent <= 100) return { percent }
+  throw new UsageError(`--max-delete takes a number of entities (300) or a percentage from 0% to 100% (25%), not "${value}"`)
 }
 
 function port(value: string, option = '--port'): number {

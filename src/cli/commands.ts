@@ -7,8 +7,10 @@ import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
 import { SEARCH_IN_DATABASE } from '../node/search-in-database.js'
 import { STANDARD_INPUT } from '../node/read-lines.js'
-import { createProgress } from './progress.js'
+import { createProgress, type ProgressFormat } from './progress.js'
+import { decodeChangeId } from '../contract/change-id.js'
 import { createLogger } from '../telemetry/logger.js'
+import type { DeleteLimit } from '../warehouse/import.js'
 import type { LogFormat, LogLevel } from '../telemetry/log-levels.js'
 
 export interface ServeOptions extends EmbeddedRegistryOptions {
@@ -61,26 +63,49 @@ async function listen(registry: Registry, { port, host, trustProxy, sendTimeoutM
   return serveNode(registry, { port, host, trustProxy, sendTimeoutMs })
 }
 
-/** Rebuilds the search index from the store's feed, printing progress and rate; renditions whose text is skipped go to `warn`. */
-export async function reindexCommand(options: DataOptions & { search?: string; embedder?: string; indexTexts?: boolean }, print: Print, warn: Print): Promise<void> {
+/** What `reindex` rebuilds and how it shows progress. */
+export type ReindexCommandOptions = DataOptions & { search?: string; embedder?: string; indexTexts?: boolean; progress?: ProgressFormat }
+
+/**
+ * Rebuilds the search index from the store's feed, showing progress: changes applied, and how far
+ * through the feed; renditions whose text is skipped go to `warn`.
+ */
+export async function reindexCommand({ progress: format, ...options }: ReindexCommandOptions, print: Print, warn: Print): Promise<void> {
   const { openSearch, searchLocation } = await import('../node/search-setup.js')
   const data = await openData(options, { searchInDatabase: options.search === SEARCH_IN_DATABASE })
+  const progress = createProgress('reindex', { unit: 'changes', ...(format ? { format } : {}) })
+  let applied = 0
   const search = await openSearch(data.store, searchLocation(options), {
-    print,
     rebuilding: true,
     ...(options.embedder ? { embedderName: options.embedder } : {}),
     ...(options.indexTexts === false ? {} : { blobs: data.blobs, warn }),
+    onProgress: (step) => {
+      progress.add(step.applied - applied)
+      applied = step.applied
+      // Feed positions are sequence numbers: the cursor's of the head's is the part indexed.
+      const [at, head] = [step.cursor, step.head].map((id) => (id === null ? null : decodeChangeId(id)))
+      if (typeof at === 'number' && typeof head === 'number') progress.reach(at, head)
+    },
   }).catch(async (error: unknown) => {
     await data.store.close()
     throw error
   })
   try {
-    const applied = await search.indexer.rebuild()
-    print(`reindexed: ${applied} changes applied`)
+    const total = await search.indexer.rebuild()
+    progress.done()
+    print(`reindexed: ${total} changes applied`)
   } finally {
     await search.close()
     await data.store.close()
   }
+}
+
+/** The file `import` reads, refused as bad usage when missing or a directory. */
+async function fileToImport(source: string) {
+  const found = await stat(source).catch(() => null)
+  if (found === null) throw new UsageError(`import: no such file: ${source}`)
+  if (found.isDirectory()) throw new UsageError(`import: ${source} is a directory, not an NDJSON file`)
+  return found
 }
 
 /** What `import` reads and how. */
@@ -89,32 +114,48 @@ export interface ImportCommandOptions {
   source: string
   /** Lines per transaction. */
   batchSize?: number
+  /** The input is the whole warehouse (`importNdjson`'s `full`). */
+  full?: { maxDelete?: DeleteLimit }
+  progress?: ProgressFormat
 }
 
-/** Applies an NDJSON file or standard input; rejected lines go to `warn`. False when any line was rejected. */
-export async function importCommand({ source, batchSize }: ImportCommandOptions, options: DataOptions, print: Print, warn: Print): Promise<boolean> {
-  if (source !== STANDARD_INPUT) {
-    // Before the data directory or database is opened: a mistyped name must create nothing.
-    const found = await stat(source).catch(() => null)
-    if (found === null) throw new UsageError(`import: no such file: ${source}`)
-    if (found.isDirectory()) throw new UsageError(`import: ${source} is a directory, not an NDJSON file`)
-  }
+/**
+ * Applies an NDJSON file or standard input; rejected lines go to `warn`. The exit code: 0 all applied,
+ * 1 some line rejected (or the import stopped), 2 a full snapshot refused (nothing changed).
+ */
+export async function importCommand({ source, batchSize, full, progress: format }: ImportCommandOptions, options: DataOptions, print: Print, warn: Print): Promise<number> {
+  // Before the data directory or database is opened: a mistyped name must create nothing.
+  const size = source === STANDARD_INPUT ? undefined : (await fileToImport(source)).size
   const data = await openData(options)
-  const progress = createProgress('import', { unit: 'lines' })
+  const progress = createProgress('import', { unit: 'lines', ...(format ? { format } : {}) })
+  // A full snapshot's file is read twice: the whole is both reads.
+  const total = size === undefined ? undefined : full ? 2 * size : size
+  let read = 0
   try {
-    const report = await importFile(source, data, { onLine: () => progress.add(), ...(batchSize === undefined ? {} : { batchSize }) })
+    const report = await importFile(source, data, {
+      onLine: () => progress.add(),
+      ...(total === undefined ? {} : { onRead: (bytes: number) => progress.reach((read += bytes), total) }),
+      ...(batchSize === undefined ? {} : { batchSize }),
+      ...(full ? { full } : {}),
+    })
     progress.done()
     for (const error of report.errors.sort((a, b) => a.line - b.line)) warn(`line ${error.line}: ${error.message}`)
-    print(`applied ${report.applied}, unchanged ${report.unchanged}, rejected ${report.errors.length}`)
-    return report.errors.length === 0
+    const deleted = report.deleted === undefined ? '' : `, deleted ${report.deleted} not in the snapshot`
+    print(`applied ${report.applied}, unchanged ${report.unchanged}, rejected ${report.errors.length}${deleted}`)
+    return report.errors.length === 0 ? 0 : 1
   } catch (error) {
     // Already loaded by importFile; not at the top: serving never loads the import's validation.
-    const { ImportStoppedError } = await import('../warehouse/import.js')
+    const { ImportStoppedError, SnapshotRefusedError } = await import('../warehouse/import.js')
+    if (error instanceof SnapshotRefusedError) {
+      progress.done()
+      warn(`import --full: ${error.message}; nothing changed`)
+      return 2
+    }
     if (!(error instanceof ImportStoppedError && isDependencyUnavailable(error.cause))) throw error
     progress.done()
     const cause = error.cause.cause instanceof Error ? ` (${error.cause.cause.message})` : ''
     warn(`import: the store became unavailable at line ${error.line}: ${error.cause.message}${cause}; the lines before it are applied, none from it on`)
-    return false
+    return 1
   } finally {
     await data.store.close()
   }

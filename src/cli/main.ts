@@ -29,7 +29,7 @@ async function run(invocation: Invocation): Promise<number> {
       return 0
     }
     case 'import':
-      return (await (await commands()).importCommand(invocation.input, invocation.data, print, warn)) ? 0 : 1
+      return (await commands()).importCommand(invocation.input, invocation.data, print, warn)
     case 'reindex':
       await (await commands()).reindexCommand(invocation.data, print, warn)
       return 0
@@ -42,7 +42,8 @@ async function run(invocation: Invocation): Promise<number> {
   }
 }
 
-// Exit codes: 0 done, 1 failed while running (or an import line was rejected), 2 bad usage, nothing done.
+// Exit codes: 0 done, 1 failed while running (or an import line was rejected), 2 bad usage or a
+// refused full snapshot, nothing done.
 Promise.resolve()
   .then(() => run(parseInvocation(process.argv.slice(2))))
   .then(

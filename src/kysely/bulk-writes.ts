@@ -18,6 +18,8 @@ export interface BulkWrites {
   upsertEntities(connection: Kysely<RegistryDatabase>, rows: EntityWrite[], keepPrivate: boolean): Promise<void>
   /** Appends change rows; their sequence numbers follow the order of `rows`. */
   insertChanges(connection: Kysely<RegistryDatabase>, rows: ChangeWrite[]): Promise<void>
+  /** Adds ids to a table of one `id` primary key column; one it has already is left. */
+  insertIds(connection: Kysely<RegistryDatabase>, table: string, ids: string[]): Promise<void>
 }
 
 /** The entity columns in the order the bulk statements bind them. */

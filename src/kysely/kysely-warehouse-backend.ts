@@ -3,6 +3,7 @@ import type { StoredEntity } from '../contract/entity.js'
 import type { WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-backend.js'
 import type { ChangeWrite, EntityWrite } from './bulk-writes.js'
 import { changeRow, entityRow, toStoredEntity } from './rows.js'
+import { createSnapshotIds } from './snapshot-ids.js'
 import type { EntitiesTable, RegistryDatabase } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
@@ -22,6 +23,7 @@ export function createKyselyWarehouseBackend(db: Kysely<RegistryDatabase>, diale
         }
         return result
       }),
+    snapshotIds: () => createSnapshotIds(db, dialect),
   }
 }
 

@@ -28,4 +28,8 @@ export const postgresBulkWrites: BulkWrites = {
       ),
     )
   },
+  async insertIds(connection, table, ids) {
+    if (ids.length === 0) return
+    await connection.executeQuery(CompiledQuery.raw(`insert into ${table} (id) select unnest($1::text[]) on conflict (id) do nothing`, [ids]))
+  },
 }

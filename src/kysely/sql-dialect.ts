@@ -29,6 +29,12 @@ export interface SqlDialect {
   writeError(error: unknown): unknown
   /** How a write transaction's rows are written at its end. */
   bulk: BulkWrites
+  /**
+   * The kind of table an import run keeps its scratch rows in (a full snapshot's ids): one that
+   * writes no journal a crash must replay, and on SQLite, where the process has one connection, one
+   * the database file never holds.
+   */
+  scratchTable: RawBuilder<unknown>
 }
 
 /** The SQLite function the store's connection must provide: JS `toLowerCase`, as `foldCase`. */
@@ -63,6 +69,8 @@ const sqlite: SqlDialect = {
   joinedResources: sql<Uint8Array | null>`cast(group_concat(resource, ',') as blob)`,
   writeError: lockedOutAsUnavailable,
   bulk: sqliteBulkWrites,
+  // A temporary table: freed when the connection closes, however the process ends.
+  scratchTable: sql`temp table`,
 }
 
 function postgres(foldCollation: string): SqlDialect {
@@ -86,6 +94,9 @@ function postgres(foldCollation: string): SqlDialect {
     // The pool reports a lost connection as the store away already (postgres-errors.ts).
     writeError: (error) => error,
     bulk: postgresBulkWrites,
+    // Not a temporary table: the pool's next query may run on another connection, which would not
+    // see it. Unlogged: no write-ahead log for rows that live one run.
+    scratchTable: sql`unlogged table`,
   }
 }
 

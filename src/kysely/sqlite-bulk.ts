@@ -17,6 +17,9 @@ export const sqliteBulkWrites: BulkWrites = {
   async insertChanges(connection, rows) {
     await inChunks(connection, rows, CHANGE_WRITE_COLUMNS, (values) => `insert into changes (${CHANGE_WRITE_COLUMNS}) values ${values}`)
   },
+  async insertIds(connection, table, ids) {
+    await inChunks(connection, ids.map((id) => ({ id })), ['id'], (values) => `insert into ${table} (id) values ${values} on conflict (id) do nothing`)
+  },
 }
 
 async function inChunks<Row>(

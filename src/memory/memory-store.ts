@@ -38,6 +38,17 @@ export function createMemoryStore(): RegistryStore {
       writeQueue = result.catch(() => undefined)
       return result
     },
+    async snapshotIds() {
+      const named = new Set<string>()
+      const canonicalIds = () => [...entities.values()].filter((entity) => entity.state === 'canonical').map((entity) => entity.id)
+      const absentIds = () => canonicalIds().filter((id) => !named.has(id)).sort()
+      return {
+        add: async (ids) => ids.forEach((id) => named.add(id)),
+        countAbsent: async () => ({ canonical: canonicalIds().length, absent: absentIds().length }),
+        absent: async (after, limit) => absentIds().filter((id) => after === null || id > after).slice(0, limit),
+        close: async () => named.clear(),
+      }
+    },
   }
 
   return {

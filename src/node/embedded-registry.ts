@@ -14,8 +14,8 @@ import { decodeChangeId } from '../contract/change-id.js'
 import type { SearchSetup } from './search-setup.js'
 import { SEARCH_IN_DATABASE } from './search-in-database.js'
 import type { Search } from '../search/search-service.js'
-import type { ImportReport } from '../warehouse/import.js'
-import { readLines, STANDARD_INPUT } from './read-lines.js'
+import type { ImportOptions, ImportReport } from '../warehouse/import.js'
+import { readLines, spoolStandardInput, STANDARD_INPUT } from './read-lines.js'
 
 /** How long after opening the search index is opened, unless a search asks for it first. */
 const SEARCH_OPEN_DELAY_MS = 500
@@ -205,34 +205,33 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   }
 }
 
-export interface ImportFileOptions {
-  /** Called as each line is taken from the input. */
-  onLine?: () => void
-  /** Lines per transaction (default 500). */
-  batchSize?: number
+/** Lines per transaction, progress, and a full snapshot's limit, as `importNdjson` takes them. */
+export type ImportFileOptions = Pick<ImportOptions, 'onLine' | 'batchSize' | 'full'> & {
+  /** Called with the bytes of each chunk read from the file: a full snapshot reads it twice. */
+  onRead?: (bytes: number) => void
 }
 
 /**
  * Applies an NDJSON file, or standard input for `-`, gzip-compressed or not, to a data directory's
  * store, with its renditions: their paths are relative to the file's directory (the working
- * directory for standard input).
+ * directory for standard input). A full snapshot is read twice: from standard input, it is first
+ * copied to a temporary file as it comes (compressed if it came so).
  */
-export async function importFile(source: string, { store, blobs }: OpenedData, { onLine, batchSize }: ImportFileOptions = {}): Promise<ImportReport> {
+export async function importFile(source: string, { store, blobs }: OpenedData, options: ImportFileOptions = {}): Promise<ImportReport> {
   // Loaded when there is something to import: record validation (zod) is no part of serving.
   const { baseDirOf, importNdjson } = await import('../warehouse/import.js')
-  const lines = readLines(source)
-  return importNdjson(onLine ? tapped(lines, onLine) : lines, {
-    warehouse: store.warehouse,
-    blobs,
-    baseDir: source === STANDARD_INPUT ? process.cwd() : baseDirOf(source),
-    ...(batchSize === undefined ? {} : { batchSize }),
-  })
-}
-
-/** Passes the items through, calling `onItem` each time the consumer asks for the next. */
-async function* tapped<T>(items: AsyncIterable<T>, onItem: () => void): AsyncGenerator<T> {
-  for await (const item of items) {
-    yield item
-    onItem()
+  const spooled = options.full !== undefined && source === STANDARD_INPUT ? await spoolStandardInput() : undefined
+  try {
+    const file = spooled?.file ?? source
+    const { onRead, ...importOptions } = options
+    const read = () => readLines(file, onRead ? { onRead } : {})
+    return await importNdjson(options.full === undefined ? read() : read, {
+      ...importOptions,
+      warehouse: store.warehouse,
+      blobs,
+      baseDir: source === STANDARD_INPUT ? process.cwd() : baseDirOf(source),
+    })
+  } finally {
+    await spooled?.remove()
   }
 }

@@ -1,5 +1,9 @@
-import { open } from 'node:fs/promises'
+import { createWriteStream } from 'node:fs'
+import { mkdtemp, open, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Readable, pipeline } from 'node:stream'
+import { pipeline as pipelineDone } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 
 /** The source name that means standard input. */
@@ -10,6 +14,8 @@ export interface ReadLinesOptions {
   chunkSize?: number
   /** What `-` reads (default `process.stdin`). */
   standardInput?: AsyncIterable<Uint8Array>
+  /** Called with the bytes of each chunk read from a file (compressed ones for gzip): how far it has come. */
+  onRead?: (bytes: number) => void
 }
 
 /**
@@ -17,8 +23,25 @@ export interface ReadLinesOptions {
  * not grow with the input. Gzip, recognised by its first two bytes rather than by a name, is
  * decompressed as it streams, so that `x.ndjson.gz` and `gzip -c x.ndjson | … -` both work.
  */
-export function readLines(source: string, { chunkSize = 64 * 1024, standardInput = process.stdin }: ReadLinesOptions = {}): AsyncGenerator<string> {
-  return splitLines(gunzipIfCompressed(source === STANDARD_INPUT ? standardInput : readChunks(source, chunkSize)))
+export function readLines(source: string, { chunkSize = 64 * 1024, standardInput = process.stdin, onRead }: ReadLinesOptions = {}): AsyncGenerator<string> {
+  return splitLines(gunzipIfCompressed(source === STANDARD_INPUT ? standardInput : readChunks(source, chunkSize, onRead)))
+}
+
+/**
+ * Standard input copied to a temporary file, byte for byte (gzip stays compressed), for an input
+ * that must be read twice; `remove` deletes it.
+ */
+export async function spoolStandardInput(standardInput: AsyncIterable<Uint8Array> = process.stdin): Promise<{ file: string; remove(): Promise<void> }> {
+  const directory = await mkdtemp(join(tmpdir(), 'entity-registry-stdin-'))
+  const remove = () => rm(directory, { recursive: true, force: true })
+  const file = join(directory, 'input')
+  try {
+    await pipelineDone(standardInput, createWriteStream(file))
+  } catch (error) {
+    await remove()
+    throw error
+  }
+  return { file, remove }
 }
 
 /**
@@ -26,7 +49,7 @@ export function readLines(source: string, { chunkSize = 64 * 1024, standardInput
  * async iterator sometimes ends early on a loaded machine, and an import would lose the rest of the
  * file without a word (an import of the demo data applied 517 of 685 lines).
  */
-async function* readChunks(file: string, chunkSize: number): AsyncGenerator<Uint8Array> {
+async function* readChunks(file: string, chunkSize: number, onRead?: (bytes: number) => void): AsyncGenerator<Uint8Array> {
   const handle = await open(file, 'r')
   try {
     for (;;) {
@@ -34,6 +57,7 @@ async function* readChunks(file: string, chunkSize: number): AsyncGenerator<Uint
       const buffer = new Uint8Array(chunkSize)
       const { bytesRead } = await handle.read(buffer, 0, chunkSize, null)
       if (bytesRead === 0) return
+      onRead?.(bytesRead)
       yield buffer.subarray(0, bytesRead)
     }
   } finally {

@@ -6,7 +6,7 @@ import type { BlobStore } from '../ports/blob-store.js'
 import type { SearchIndex } from '../ports/search-index.js'
 import { createEntityTexts } from '../texts/entity-texts.js'
 import { builtWorkerScript, createWorkerTextExtractor } from './text-worker.js'
-import { createIndexer, otherEmbedderOf, type Indexer } from '../search/indexer.js'
+import { createIndexer, otherEmbedderOf, type Indexer, type IndexerOptions } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import { loadNicknames } from './nicknames.js'
@@ -63,7 +63,8 @@ async function openIndex(store: KyselyStore, uri: string, embedder: Embedder): P
  * every search with an error, so it is refused here, saying how to rebuild it.
  */
 export interface OpenSearchOptions {
-  print?: (line: string) => void
+  /** The indexer's progress (`IndexerOptions.onProgress`). */
+  onProgress?: IndexerOptions['onProgress']
   embedderName?: string
   rebuilding?: boolean
   /**
@@ -74,7 +75,7 @@ export interface OpenSearchOptions {
   warn?: (message: string) => void
 }
 
-export async function openSearch(store: KyselyStore, uri: string, { print, embedderName, rebuilding = false, blobs, warn }: OpenSearchOptions = {}): Promise<SearchSetup> {
+export async function openSearch(store: KyselyStore, uri: string, { onProgress, embedderName, rebuilding = false, blobs, warn }: OpenSearchOptions = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
   const index = await openIndex(store, uri, embedder)
   const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
@@ -82,7 +83,6 @@ export async function openSearch(store: KyselyStore, uri: string, { print, embed
     await index.close()
     throw new Error(`the index ${uri === SEARCH_IN_DATABASE ? 'in the database' : `at ${uri}`} was built with the embedder ${other}, not ${embedder.id}: run entity-registry reindex --embedder ${embedderName ?? 'words'}`)
   }
-  const started = Date.now()
   const script = builtWorkerScript()
   // Run from the sources (no build), extraction runs in this thread.
   const worker = blobs && script ? createWorkerTextExtractor({ script }) : undefined
@@ -91,7 +91,7 @@ export async function openSearch(store: KyselyStore, uri: string, { print, embed
     index,
     embedder,
     ...(blobs ? { texts: createEntityTexts({ blobs, ...(worker ? { extract: worker.extract } : {}), ...(warn ? { warn } : {}) }) } : {}),
-    ...(print ? { onProgress: progressPrinter(print, started) } : {}),
+    ...(onProgress ? { onProgress } : {}),
   })
   let lock: IndexingLock | undefined
   return {
@@ -128,14 +128,3 @@ export async function openSearch(store: KyselyStore, uri: string, { print, embed
   }
 }
 
-/** Progress and rate, at most once a second. */
-function progressPrinter(print: (line: string) => void, started: number) {
-  let last = 0
-  return ({ applied, cursor, head }: { applied: number; cursor: string | null; head: string | null }) => {
-    const now = Date.now()
-    if (now - last < 1000 && cursor !== head) return
-    last = now
-    const seconds = Math.max(0.001, (now - started) / 1000)
-    print(`indexed ${applied} changes (${Math.round(applied / seconds)}/s)${cursor === head ? ', current with the feed' : ''}`)
-  }
-}

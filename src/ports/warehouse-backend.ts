@@ -1,4 +1,5 @@
 import type { PublicSnapshot, StoredChange, StoredEntity } from '../contract/entity.js'
+import type { SnapshotIds } from './warehouse.js'
 
 /** A change record before the store gives it its id (its place in the feed). */
 export type NewChange = Omit<StoredChange, 'changeId'> & {
@@ -35,4 +36,6 @@ export interface WarehouseTransaction {
  */
 export interface WarehouseBackend {
   transaction<T>(work: (tx: WarehouseTransaction) => Promise<T>): Promise<T>
+  /** Optional: what a full snapshot import needs (`Warehouse.snapshotIds`). */
+  snapshotIds?(): Promise<SnapshotIds>
 }

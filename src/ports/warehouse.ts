@@ -29,6 +29,23 @@ export interface Warehouse {
    * still apply. Faster than one call per operation (one transaction per batch).
    */
   apply(operations: WarehouseOperation[]): Promise<OperationResult[]>
+  /** Scratch space for a full snapshot's ids, where the store offers it (`importNdjson`'s `full`). */
+  snapshotIds?(): Promise<SnapshotIds>
+}
+
+/**
+ * The ids a full snapshot names, kept by the store (the SQL stores: a table of the run's own) rather
+ * than in the process, whose memory would grow with the warehouse.
+ */
+export interface SnapshotIds {
+  /** Adds ids; an id added again is kept once. */
+  add(ids: string[]): Promise<void>
+  /** The canonical entities, and how many of them are absent from the ids added. */
+  countAbsent(): Promise<{ canonical: number; absent: number }>
+  /** Up to `limit` canonical entities absent from the ids added, in id order, after `after`. */
+  absent(after: string | null, limit: number): Promise<string[]>
+  /** Drops the ids. */
+  close(): Promise<void>
 }
 
 export type WarehouseErrorCode = 'invalid_record' | 'not_found' | 'invalid_merge'

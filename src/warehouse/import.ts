@@ -6,7 +6,8 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { contentKey } from '../contract/content-key.js'
 import type { BlobStore } from '../ports/blob-store.js'
-import { WarehouseError, type EntityRecord, type OperationResult, type Warehouse, type WarehouseOperation } from '../ports/warehouse.js'
+import { WarehouseError, type EntityRecord, type OperationResult, type SnapshotIds, type Warehouse, type WarehouseOperation } from '../ports/warehouse.js'
+import { idsOf } from './operations.js'
 import { normalizeRecord } from './record.js'
 
 export interface ImportOptions {
@@ -19,6 +20,31 @@ export interface ImportOptions {
   baseDir: string
   /** Operations per transaction (default 500). */
   batchSize?: number
+  /** Called as each line is taken from the input to apply (not on a full snapshot's first read). */
+  onLine?: () => void
+  /**
+   * The input is the whole warehouse: after its lines apply, each canonical entity it does not name
+   * is deleted (one `delete` change each, in transactions of `batchSize`). Its ids are read first,
+   * into the store (`Warehouse.snapshotIds`), and the import is refused with `SnapshotRefusedError`,
+   * before anything changes, when more would be deleted than `maxDelete` allows (default 10%), or when
+   * a line names no id. The input is read twice: `lines` must be an array or a function that opens it
+   * again. Stopped part way (`ImportStoppedError`), nothing is deleted.
+   */
+  full?: { maxDelete?: DeleteLimit }
+}
+
+/** How many entities a full snapshot may delete: a number, or a percentage of the canonical entities. */
+export type DeleteLimit = { entities: number } | { percent: number }
+
+/** The most a full snapshot deletes unless told otherwise. */
+const DEFAULT_DELETE_LIMIT: DeleteLimit = { percent: 10 }
+
+/** Lines as `importNdjson` takes them: a function opens them anew for each read. */
+export type LineSource = AsyncIterable<string> | Iterable<string> | (() => AsyncIterable<string> | Iterable<string>)
+
+/** A full snapshot refused before anything changed. */
+export class SnapshotRefusedError extends Error {
+  override readonly name = 'SnapshotRefusedError'
 }
 
 /**
@@ -40,6 +66,8 @@ export interface ImportReport {
   applied: number
   unchanged: number
   errors: { line: number; message: string }[]
+  /** A full snapshot's: the entities it did not name, deleted. */
+  deleted?: number
 }
 
 /**
@@ -47,11 +75,75 @@ export interface ImportReport {
  * `{"op":"merge","id","into"}`. A bad line is reported with its number and nothing of it is written;
  * the other lines still apply. Each batch is one transaction: one that fails throws
  * `ImportStoppedError` with its first line (the lines before it are applied); so does a failure to
- * read `lines`.
+ * read `lines`. With `full`, the input is the whole warehouse (see `ImportOptions.full`).
  */
-export async function importNdjson(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions): Promise<ImportReport> {
+export async function importNdjson(lines: LineSource, options: ImportOptions): Promise<ImportReport> {
+  if (options.full === undefined) return applyLines(typeof lines === 'function' ? lines() : lines, options)
+  if (typeof lines !== 'function' && !Array.isArray(lines)) throw new TypeError('a full snapshot reads its lines twice: give an array or a function that opens them again')
+  const open = typeof lines === 'function' ? lines : () => lines
+  if (options.warehouse.snapshotIds === undefined) throw new TypeError('this store cannot import a full snapshot: its warehouse has no snapshotIds()')
+  const named = await options.warehouse.snapshotIds()
+  try {
+    await checkSnapshot(open(), named, options.full.maxDelete ?? DEFAULT_DELETE_LIMIT)
+    const report = await applyLines(open(), options)
+    report.deleted = await deleteAbsent(named, options)
+    return report
+  } finally {
+    await named.close()
+  }
+}
+
+/** Reads the ids a full snapshot names into `named`; refuses it when it would delete too many. */
+async function checkSnapshot(lines: AsyncIterable<string> | Iterable<string>, named: SnapshotIds, maxDelete: DeleteLimit): Promise<void> {
+  let ids: string[] = []
+  let lineNumber = 0
+  for await (const text of lines) {
+    lineNumber++
+    if (text.trim() === '') continue
+    let operation: WarehouseOperation | undefined
+    try {
+      operation = parseOperation(text)
+    } catch (error) {
+      if (!(error instanceof WarehouseError)) throw error
+    }
+    const lineIds = operation === undefined ? [] : idsOf([operation])
+    // Its entity, unknown, would be deleted as absent.
+    if (lineIds.length === 0) throw new SnapshotRefusedError(`line ${lineNumber} names no entity id: a full snapshot must name each of its entities`)
+    ids.push(...lineIds)
+    if (ids.length >= ID_CHUNK) {
+      await named.add(ids)
+      ids = []
+    }
+  }
+  await named.add(ids)
+  const { canonical, absent } = await named.countAbsent()
+  const limit = 'entities' in maxDelete ? maxDelete.entities : Math.floor((canonical * maxDelete.percent) / 100)
+  if (absent > limit) {
+    const allowed = 'entities' in maxDelete ? `${limit}` : `${maxDelete.percent}%, ${limit} entities`
+    throw new SnapshotRefusedError(`a full snapshot would delete ${absent} of ${canonical} entities, more than the limit (${allowed})`)
+  }
+}
+
+/** Ids sent to the store at a time while a full snapshot is read. */
+const ID_CHUNK = 10_000
+
+/** Deletes the canonical entities a full snapshot did not name, a batch a transaction; how many. */
+async function deleteAbsent(named: SnapshotIds, { warehouse, batchSize = DEFAULT_BATCH }: ImportOptions): Promise<number> {
+  let deleted = 0
+  for (let after: string | null = null; ; ) {
+    const ids = await named.absent(after, batchSize)
+    if (ids.length === 0) return deleted
+    const results = await warehouse.apply(ids.map((id) => ({ op: 'delete', id })))
+    deleted += results.filter((result) => result.ok && result.change !== null).length
+    after = ids.at(-1)!
+  }
+}
+
+const DEFAULT_BATCH = 500
+
+async function applyLines(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions): Promise<ImportReport> {
   const report: ImportReport = { applied: 0, unchanged: 0, errors: [] }
-  const batchSize = options.batchSize ?? 500
+  const batchSize = options.batchSize ?? DEFAULT_BATCH
   let batch: { line: number; operation: WarehouseOperation }[] = []
   const flush = async () => {
     const results = await options.warehouse.apply(batch.map((entry) => entry.operation)).catch((error: unknown) => {
@@ -77,6 +169,7 @@ export async function importNdjson(lines: AsyncIterable<string> | Iterable<strin
   }
   for await (const text of read()) {
     lineNumber++
+    options.onLine?.()
     if (text.trim() === '') continue
     try {
       const operation = parseOperation(text)

@@ -34,11 +34,12 @@ export function createWarehouse(backend: WarehouseBackend): Warehouse {
         }
         return results
       }),
+    ...(backend.snapshotIds ? { snapshotIds: backend.snapshotIds.bind(backend) } : {}),
   }
 }
 
 /** The entities operations name (a record's id only when it is a string: validation comes later). */
-function idsOf(operations: WarehouseOperation[]): string[] {
+export function idsOf(operations: WarehouseOperation[]): string[] {
   const ids = new Set<string>()
   for (const operation of operations) {
     if (operation.op === 'upsert') {

@@ -247,7 +247,7 @@ describe('entity-registry CLI', () => {
     for (const command of ['serve', 'import', 'reindex', 'keys create', 'keys list|revoke', 'orgs list']) expect(general.out).toContain(`entity-registry ${command}`)
     for (const [command, options] of [
       ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--no-explorer', '--search', '--no-index-texts']],
-      ['import', ['--data', '--database', '--batch']],
+      ['import', ['--data', '--database', '--batch', '--full', '--max-delete']],
       ['reindex', ['--data', '--database', '--search', '--no-index-texts']],
       ['keys', ['--org', '--label', '--expires', '--json', '--data', '--database']],
       ['orgs', ['--json', '--data', '--database']],
@@ -311,6 +311,11 @@ describe('entity-registry CLI', () => {
       [['import', '-', '--batch', '0'], '--batch takes a whole number from 1 to 100000, not "0"'],
       [['import', '-', '--batch', '2.5'], '--batch takes a whole number from 1 to 100000, not "2.5"'],
       [['import', '-', '--batch', '100001'], '--batch takes a whole number from 1 to 100000, not "100001"'],
+      [['import', '-', '--max-delete', '5%'], '--max-delete limits a full snapshot: give --full too'],
+      [['import', '-', '--full', '--max-delete', 'lots'], '--max-delete takes a number of entities (300) or a percentage from 0% to 100% (25%), not "lots"'],
+      [['import', '-', '--full', '--max-delete', '101%'], '--max-delete takes a number of entities (300) or a percentage from 0% to 100% (25%), not "101%"'],
+      [['import', '-', '--full', '--max-delete', '2.5'], '--max-delete takes a number of entities (300) or a percentage from 0% to 100% (25%), not "2.5"'],
+      [['import', '-', '--full', '--max-delete=-3'], '--max-delete takes a number of entities (300) or a percentage from 0% to 100% (25%), not "-3"'],
       [['keys'], 'keys takes "keys create", "keys list", "keys revoke"'],
       [['keys', 'delete'], 'keys takes "keys create", "keys list", "keys revoke", not "keys delete"'],
       [['orgs', 'create', 'acme'], 'orgs takes "orgs list", not "orgs create"'],
@@ -333,7 +338,8 @@ describe('entity-registry CLI', () => {
     expect(readdirSync(cwd)).toEqual([])
     expect(run(['import', join(cwd, 'missing.ndjson'), '--data', join(cwd, 'data')]).code).toBe(2)
     expect(readdirSync(cwd)).toEqual([])
-  })
+    // Some forty processes: on a loaded machine of 2 cores they take more than the default 30 s.
+  }, 90_000)
 
   it('imports standard input and gzip as warehouses ship them: a .gz file, gzip piped in, plain text piped in', () => {
     const dir = mkdtempSync(join(tmpdir(), 'er-cli-input-'))
@@ -371,7 +377,7 @@ describe('entity-registry CLI', () => {
     }
   })
 
-  it.skipIf(!existsSync('/usr/bin/script'))('shows import progress and rate on a terminal', () => {
+  it.skipIf(!existsSync('/usr/bin/script'))('shows import progress, rate, percent and time left on a terminal', () => {
     const dir = mkdtempSync(join(tmpdir(), 'er-cli-tty-'))
     const file = join(dir, 'many.ndjson')
     writeFileSync(file, Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: `p${i}`, type: 'person', name: `Person ${i}` })).join('\n'))
@@ -380,7 +386,8 @@ describe('entity-registry CLI', () => {
     const result = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8' })
     expect(result.status).toBe(0)
     const drawn = result.stdout.split('\r').map((part) => part.replace(/\x1b\[2K/g, '').trim()).filter((part) => part.startsWith('import:'))
-    expect(drawn.at(-1)).toMatch(/^import: 3,000 lines, [\d,]+ lines\/s, \d+\.\d s$/)
+    // The file's size is known: percent and time left.
+    expect(drawn.at(-1)).toMatch(/^import: 3,000 lines, [\d,]+ lines\/s, \d+\.\d s, 100%, 0 s left$/)
     expect(result.stdout).toContain('applied 3000, unchanged 0, rejected 0')
   })
 })

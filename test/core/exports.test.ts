@@ -42,6 +42,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
 
 it('entity-registry/node exports the Node adapter, the file blob store, the NDJSON import and the embedded defaults', async () => {
   expect(Object.keys(await import('../../src/node/index.js')).sort()).toEqual([
+    'SnapshotRefusedError',
     'answerClientError',
     'answerConnect',
     'createFileBlobStore',
@@ -50,6 +51,7 @@ it('entity-registry/node exports the Node adapter, the file blob store, the NDJS
     'loadNicknames',
     'openEmbeddedRegistry',
     'parseOperation',
+    'readLines',
     'serve',
     'toNodeListener',
   ])
