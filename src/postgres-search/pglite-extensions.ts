@@ -4,8 +4,11 @@
  */
 export async function pgliteSearchExtensions(): Promise<Record<string, unknown>> {
   const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm')
-  // Named in a variable: the PGlite this package is built against may not have it.
+  // The installed PGlite may not have it: named in a variable, and bundlers told not to resolve it
+  // (Next.js's Turbopack follows the constant and fails the build where the subpath is missing).
   const vectorModule = '@electric-sql/pglite/vector'
-  const vector = await import(vectorModule).then((module: { vector?: unknown }) => module.vector).catch(() => undefined)
+  const vector = await import(/* webpackIgnore: true */ /* turbopackIgnore: true */ vectorModule)
+    .then((module: { vector?: unknown }) => module.vector)
+    .catch(() => undefined)
   return vector === undefined ? { pg_trgm } : { pg_trgm, vector }
 }
