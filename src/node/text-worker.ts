@@ -17,7 +17,12 @@ export interface WorkerTextExtractor {
  * bundled into (the package root) or one folder up (an entry's folder), whichever holds it.
  */
 export function builtWorkerScript(): URL | undefined {
-  return ['./text-extraction-worker.js', '../text-extraction-worker.js'].map((path) => new URL(path, import.meta.url)).find((url) => existsSync(url))
+  // Only inside the package's own dist/ (marked by its openapi.json): a bundler (Next.js's
+  // Turbopack) copies the script alone as an asset, where it cannot load its chunks. There, no
+  // script is found and extraction runs in the calling thread.
+  return ['./text-extraction-worker.js', '../text-extraction-worker.js']
+    .map((path) => new URL(path, import.meta.url))
+    .find((url) => existsSync(url) && existsSync(new URL('./openapi.json', url)))
 }
 
 /**
