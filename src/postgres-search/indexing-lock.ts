@@ -1,8 +1,9 @@
 /**
- * Key of the PostgreSQL advisory lock that the one instance indexing a shared index holds
- * ("ER_INDEX" in ASCII; the store's writers take "ER_WRITE").
+ * The PostgreSQL advisory lock that the one instance indexing a shared index holds: this class
+ * ("ERIX" in ASCII) and the hash of the index's schema, so that registries in other schemas of the
+ * same database each have an indexer of their own.
  */
-const INDEXING_LOCK_KEY = 0x45525f494e444558n
+const INDEXING_LOCK_CLASS = 0x45524958
 /** How often an instance without the lock tries to take it, and one with it checks its connection. */
 const CHECK_EVERY_MS = 2000
 
@@ -56,7 +57,7 @@ export async function followIndexingLock({ connectionString, onAcquired, onLost,
         // A connection lost without an error event would leave two instances indexing.
         await client.query('select 1')
       } else {
-        const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1) as locked', [INDEXING_LOCK_KEY.toString()])
+        const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, hashtext(current_schema())) as locked', [INDEXING_LOCK_CLASS])
         if (rows[0]?.locked === true && !closed) {
           held = true
           onAcquired()

@@ -9,9 +9,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { searchDocumentSchema } from '../../src/contract/schemas.js'
+import { httpConformanceCases } from '../../src/testing/index.js'
 import { freshPostgresSchema, POSTGRES_URL, storeDialects } from '../stores/each-store.js'
 import { CLI, startServer, type Server } from '../support/cli.js'
-import { readDocument } from '../support/documents.js'
+import { assertJsonApi, readDocument } from '../support/documents.js'
 import { withPostgresClient } from '../support/postgres-client.js'
 
 const DEMO = fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url))
@@ -32,6 +33,13 @@ async function within(ms: number, check: () => Promise<boolean> | boolean): Prom
   return Date.now() - started
 }
 
+/** The HTTP conformance kit's cases, search included, against the server `server` gives once started. */
+function itConforms(server: () => Server) {
+  for (const conformanceCase of httpConformanceCases) {
+    it(`conforms: ${conformanceCase.name}`, () => conformanceCase.run({ baseUrl: server().url, apiKey: 'k', validateDocument: assertJsonApi }), 60_000)
+  }
+}
+
 async function searchIds(server: Server, q: string): Promise<string[]> {
   const response = await fetch(`${server.url}/v1/search?q=${encodeURIComponent(q)}`, { headers: { Authorization: 'Bearer k' } })
   return (await readDocument(response, searchDocumentSchema)).data.map((entity) => entity.id)
@@ -41,6 +49,7 @@ describe.skipIf(postgres.skipReason !== null)(`search inside PostgreSQL, from th
   let schema: Awaited<ReturnType<typeof freshPostgresSchema>>
   let database: string
   const data = mkdtempSync(join(tmpdir(), 'er-pgsearch-'))
+  const serve = () => startServer(['--data', data, '--database', database, '--search', 'postgres', '--embedder', 'none', '--api-key', 'k'])
 
   beforeAll(async () => {
     await withPostgresClient(POSTGRES_URL, (client) => client.query('create extension if not exists pg_trgm schema public')).catch(() => undefined)
@@ -66,7 +75,7 @@ describe.skipIf(postgres.skipReason !== null)(`search inside PostgreSQL, from th
     const reindexed = run(['reindex', '--data', data, '--database', database, '--search', 'postgres', '--embedder', 'none'])
     expect([reindexed.code, reindexed.err]).toEqual([0, ''])
     expect(reindexed.out.trim().split('\n').at(-1)).toBe('reindexed: 685 changes applied')
-    const server = await startServer(['--data', data, '--database', database, '--search', 'postgres', '--embedder', 'none', '--api-key', 'k'])
+    const server = await serve()
     try {
       expect(server.lines).toContain('search ranks by full text and names alone (--embedder none): no vectors')
       expect((await searchIds(server, 'Klobu'))[0]).toBe('k000367')
@@ -78,8 +87,18 @@ describe.skipIf(postgres.skipReason !== null)(`search inside PostgreSQL, from th
     }
   })
 
+  describe('the HTTP conformance kit', () => {
+    let server: Server | undefined
+    beforeAll(async () => {
+      server = await serve()
+    }, 60_000)
+    afterAll(async () => {
+      await server?.stop()
+    })
+    itConforms(() => server!)
+  })
+
   it('runs one writer and every reader: both answer at once, both find what is imported, and the other takes over indexing when the writer dies', { timeout: 120_000 }, async () => {
-    const serve = () => startServer(['--data', data, '--database', database, '--search', 'postgres', '--embedder', 'none', '--api-key', 'k'])
     const indexes = (server: Server) => server.lines.some((line) => line.startsWith('search index: this instance indexes'))
     const first = await serve()
     const second = await serve()
@@ -116,15 +135,20 @@ describe.skipIf(postgres.skipReason !== null)(`search inside PostgreSQL, from th
 })
 
 describe('search inside PGlite, from the CLI', () => {
-  // PGlite makes its database and imports the demo data first: 5 to 25 s on a shared machine.
-  it('serves the demo data with the index in the PGlite database', { timeout: 120_000 }, async () => {
-    const data = mkdtempSync(join(tmpdir(), 'er-pglite-search-'))
-    const server = await startServer(['--data', data, '--database', `pglite:${join(data, 'db')}`, '--search', 'postgres', '--embedder', 'none', '--demo', '--api-key', 'k'])
-    try {
-      expect((await searchIds(server, 'Gillibrnd'))[0]).toBe('g000555')
-      expect(existsSync(join(data, 'search'))).toBe(false)
-    } finally {
-      await server.stop()
-    }
+  const data = mkdtempSync(join(tmpdir(), 'er-pglite-search-'))
+  let server: Server | undefined
+  beforeAll(async () => {
+    // PGlite makes its database and imports the demo data first: 5 to 25 s on a shared machine.
+    server = await startServer(['--data', data, '--database', `pglite:${join(data, 'db')}`, '--search', 'postgres', '--embedder', 'none', '--demo', '--api-key', 'k'])
+  }, 120_000)
+  afterAll(async () => {
+    await server?.stop()
   })
+
+  it('serves the demo data with the index in the PGlite database', async () => {
+    expect((await searchIds(server!, 'Gillibrnd'))[0]).toBe('g000555')
+    expect(existsSync(join(data, 'search'))).toBe(false)
+  })
+
+  itConforms(() => server!)
 })
