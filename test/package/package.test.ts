@@ -24,7 +24,7 @@ describe('the published package', () => {
   const work = mkdtempSync(join(tmpdir(), 'er-package-'))
   const consumer = join(work, 'consumer')
   let tarball = ''
-  let server: ChildProcess | undefined
+  const servers: ChildProcess[] = []
 
   beforeAll(() => {
     // Packed in a copy: prepack's build empties dist/ first, and the other suites run the CLI from
@@ -41,11 +41,12 @@ describe('the published package', () => {
     execFileSync('mkdir', ['-p', consumer])
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
     // The optional peer at the oldest version it may be (and the one @lancedb/lancedb brings).
-    npm(['install', tarball, `typescript@${manifest.devDependencies.typescript}`, '@types/node@22', '@huggingface/transformers@3.0.2'], consumer)
+    // PGlite 0.4, the last line that ships pgvector, for search inside it by meaning.
+    npm(['install', tarball, `typescript@${manifest.devDependencies.typescript}`, '@types/node@22', '@huggingface/transformers@3.0.2', '@electric-sql/pglite@0.4.6'], consumer)
   }, 600_000)
   afterAll(() => {
     // npx starts the CLI as its child: end the whole process group.
-    if (server?.pid !== undefined) process.kill(-server.pid, 'SIGTERM')
+    for (const server of servers) if (server.pid !== undefined && server.exitCode === null) process.kill(-server.pid, 'SIGTERM')
   })
 
   it('holds the built code, the word vectors, the nickname list with its license, the demo data and the docs, and no sources or tests', () => {
@@ -110,28 +111,49 @@ await server.close()
     })
   }, 180_000)
 
-  it('serves the demo with npx entity-registry serve --demo, search and the explorer included', async () => {
-    server = spawn('npx', ['entity-registry', 'serve', '--demo', '--port', '0', '--api-key', 'k', '--data', join(work, 'data')], { cwd: consumer, stdio: ['ignore', 'pipe', 'inherit'], detached: true })
-    const url = await new Promise<string>((resolve, reject) => {
-      server!.once('exit', (code) => reject(new Error(`serve exited with ${code}`)))
-      createInterface({ input: server!.stdout! }).on('line', (line) => {
+  /** `npx entity-registry serve --demo` in the consumer; its URL once it listens. */
+  async function serveDemo(args: string[]): Promise<string> {
+    const server = spawn('npx', ['entity-registry', 'serve', '--demo', '--port', '0', '--api-key', 'k', ...args], { cwd: consumer, stdio: ['ignore', 'pipe', 'inherit'], detached: true })
+    servers.push(server)
+    return new Promise<string>((resolve, reject) => {
+      server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)))
+      createInterface({ input: server.stdout! }).on('line', (line) => {
         const match = /^listening on (\S+)$/.exec(line)
         if (match) resolve(match[1]!)
       })
     })
+  }
+
+  /** The ids a search finds, once the index has been built from the demo data. */
+  async function searchOnceBuilt(url: string, q: string): Promise<string[]> {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+      const response = await fetch(`${url}/v1/search?q=${encodeURIComponent(q)}`, { headers: { Authorization: 'Bearer k' } })
+      if (response.status === 200) {
+        const hits = ((await response.json()) as { data: { id: string }[] }).data.map((entity) => entity.id)
+        if (hits.length > 0) return hits
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    return []
+  }
+
+  it('serves the demo with npx entity-registry serve --demo, search and the explorer included', async () => {
+    const url = await serveDemo(['--data', join(work, 'data')])
     const get = async (path: string) => (await fetch(`${url}${path}`, { headers: { Authorization: 'Bearer k' } })).json() as Promise<{ data: { id: string }[] }>
     expect((await get('/v1/entities?filter=type:legislation')).data).toHaveLength(19)
-    let hits: string[] = []
-    for (let attempt = 0; attempt < 100 && hits.length === 0; attempt++) {
-      const response = await fetch(`${url}/v1/search?q=farming`, { headers: { Authorization: 'Bearer k' } })
-      if (response.status === 200) hits = ((await response.json()) as { data: { id: string }[] }).data.map((entity) => entity.id)
-      else await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-    expect(hits.slice(0, 5)).toEqual(expect.arrayContaining(['cmtehsag', 'cmtessaf']))
+    // No word of "farming" is in the demo data: the agriculture committees are found by meaning.
+    expect((await searchOnceBuilt(url, 'farming')).slice(0, 5)).toEqual(expect.arrayContaining(['cmtehsag', 'cmtessaf']))
     expect(existsSync(join(work, 'data', 'search'))).toBe(true)
     // The explorer's page and its script come built in the package.
     const page = await (await fetch(`${url}/explore`)).text()
     const script = await fetch(`${url}${/<script type="module" src="([^"]+)">/.exec(page)![1]!}`)
     expect([script.status, script.headers.get('Content-Type')]).toEqual([200, 'text/javascript; charset=utf-8'])
   }, 60_000)
+
+  it('searches by meaning inside PGlite with pgvector (serve --database pglite:DIR --search postgres), with no index on disk', async () => {
+    const data = join(work, 'pglite-data')
+    const url = await serveDemo(['--data', data, '--database', `pglite:${join(data, 'db')}`, '--search', 'postgres'])
+    expect((await searchOnceBuilt(url, 'farming')).slice(0, 5)).toEqual(expect.arrayContaining(['cmtehsag', 'cmtessaf']))
+    expect(existsSync(join(data, 'search'))).toBe(false)
+  }, 120_000)
 })
