@@ -25,13 +25,13 @@ import { startS3Server, type S3Server } from '../support/s3-server.js'
 const KEY = 'serverless-key'
 const DEMO = fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url))
 const BLOBS = 's3://registry/renditions'
-/** What the issue allows a function's upload: the output, and a zip of it. */
+/** What a function platform takes, held with room to spare: the output unzipped, and zipped. */
 const MAX_STANDALONE_BYTES = 60 * 1024 * 1024
 const MAX_ZIP_BYTES = 50 * 1024 * 1024
 const run = promisify(execFile)
 const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
 
-/** Every regular file under `directory` (symbolic links are not followed: the output keeps none that matter). */
+/** Every regular file under `directory`. Not its symbolic links: Next's aliases of packages that are in the output already. */
 function filesUnder(directory: string): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
     const path = join(directory, entry.name)
@@ -47,7 +47,7 @@ function zipBytes(files: string[], root: string): number {
 
 describe.skipIf(postgres.skipReason !== null)(`the serverless Next.js example on PostgreSQL and S3 (${POSTGRES_URL})`, () => {
   const data = mkdtempSync(join(tmpdir(), 'er-serverless-'))
-  const example = installedExample('nextjs-serverless')
+  let example: string
   let schema: Awaited<ReturnType<typeof freshPostgresSchema>> | undefined
   let s3: S3Server | undefined
   let server: ListeningProcess | undefined
@@ -60,6 +60,7 @@ describe.skipIf(postgres.skipReason !== null)(`the serverless Next.js example on
   }
 
   beforeAll(async () => {
+    example = installedExample('nextjs-serverless')
     await withPostgresClient(POSTGRES_URL, (client) => client.query('create extension if not exists pg_trgm schema public')).catch(() => undefined)
     schema = await freshPostgresSchema()
     // pg_trgm lives in public: the schema's search path reaches it.
@@ -111,5 +112,4 @@ describe.skipIf(postgres.skipReason !== null)(`the serverless Next.js example on
     const [prefix, typo] = [await search('Klobu'), await search('Abraham Lincon')]
     expect([prefix.lag, typo.lag, prefix.ids[0], typo.ids[0]]).toEqual(['0', '0', 'k000367', 'l000313'])
   })
-
 })
