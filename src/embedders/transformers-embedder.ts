@@ -100,7 +100,8 @@ function checkModelDirectory(directory: string, dtype: TransformersDtype): void 
   const howTo = 'download a model in the transformers.js layout (e.g. Xenova/all-MiniLM-L6-v2) into a directory and point modelPath at it'
   if (!existsSync(directory)) throw new Error(`no model directory at ${directory}: ${howTo}`)
   const files = ['config.json', 'tokenizer.json', 'tokenizer_config.json', `onnx/model${DTYPE_FILE_SUFFIX[dtype]}.onnx`]
-  const missing = files.filter((file) => !existsSync(join(directory, file)))
+  // The model is the user's, found at run time: Next.js's Turbopack otherwise traces the whole project for it.
+  const missing = files.filter((file) => !existsSync(join(/* turbopackIgnore: true */ directory, file)))
   if (missing.length > 0) throw new Error(`the model directory ${directory} lacks ${missing.join(', ')}: ${howTo}`)
 }
 
@@ -119,8 +120,9 @@ function hiddenSizeOf(directory: string): number {
 }
 
 async function loadExtractor(directory: string, dtype: TransformersDtype): Promise<FeatureExtractor> {
-  // Loaded on demand, so that an application that never uses this embedder never needs the package.
-  const transformers = (await import('@huggingface/transformers').catch((cause: unknown) => {
+  // Loaded on demand, so that an application that never uses this embedder never needs the package;
+  // and past bundlers, so that one bundling `entity-registry/embedders` does not ship it and ONNX Runtime.
+  const transformers = (await import(/* webpackIgnore: true */ /* turbopackIgnore: true */ '@huggingface/transformers').catch((cause: unknown) => {
     // The cause's message tells a package not installed from one that is but fails to load (ONNX Runtime's native module).
     const reason = cause instanceof Error ? cause.message : String(cause)
     throw new Error(`createTransformersEmbedder needs the package @huggingface/transformers (version 3), which did not load (${reason}): npm install @huggingface/transformers@3`, { cause })

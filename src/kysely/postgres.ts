@@ -135,7 +135,8 @@ export interface PgliteStoreOptions extends StoreTuning {
 
 /** PostgreSQL in process (PGlite, WebAssembly): tests, demos, and PostgreSQL semantics without a server. */
 export async function createPgliteStore({ dataDir, extensions, ...tuning }: PgliteStoreOptions = {}): Promise<KyselyStore> {
-  const { PGlite } = await import('@electric-sql/pglite').catch((cause: unknown) => {
+  // Past bundlers: an application bundling `entity-registry/kysely` for PostgreSQL does not ship PGlite.
+  const { PGlite } = await import(/* webpackIgnore: true */ /* turbopackIgnore: true */ '@electric-sql/pglite').catch((cause: unknown) => {
     throw new Error('createPgliteStore needs the package @electric-sql/pglite: npm install @electric-sql/pglite', {
       cause,
     })

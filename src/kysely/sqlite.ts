@@ -50,8 +50,10 @@ const useNodeSqlite = 'Bun' in globalThis || 'Deno' in globalThis || nodeMajor >
 
 async function openSqliteConnection(file: string): Promise<SqliteConnection> {
   if (!useNodeSqlite) {
-    // Loaded on demand, so that a PostgreSQL deployment never loads the native module.
-    const { default: BetterSqlite3 } = await import('better-sqlite3')
+    // Loaded on demand, so that a PostgreSQL deployment never loads the native module; and past
+    // bundlers, so that an application bundling this package does not ship it (Next.js's standalone
+    // output traced it into every build of `entity-registry/kysely`).
+    const { default: BetterSqlite3 } = await import(/* webpackIgnore: true */ /* turbopackIgnore: true */ 'better-sqlite3')
     return new BetterSqlite3(file)
   }
   const { DatabaseSync } = await import('node:sqlite')
