@@ -3,7 +3,8 @@
 // whole) and one of 16 MiB, each asked for as a range (`bytes=1-`). RSS idle, each second with
 // the downloads open, and after the clients close them, with the server's connections still open
 // (`ss`), twice; then the same with `--send-timeout 5`, where the server closes them itself. Linux only.
-//   node bench/stalled-downloads.mjs [--clients 1000] [--seconds 12] [--blobs s3://bucket/prefix (with the AWS environment)]
+// After closing, RSS each second for --settle seconds: 3 s after, and once the process has been quiet that long.
+//   node bench/stalled-downloads.mjs [--clients 1000] [--seconds 12] [--settle 30] [--only 16] [--blobs s3://bucket/prefix (with the AWS environment)]
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
@@ -12,7 +13,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { KEY, machine, ROOT, startServer } from './lib.mjs'
 
-const { values: options } = parseArgs({ options: { clients: { type: 'string', default: '1000' }, seconds: { type: 'string', default: '12' }, blobs: { type: 'string' } } })
+const { values: options } = parseArgs({ options: { clients: { type: 'string', default: '1000' }, seconds: { type: 'string', default: '12' }, settle: { type: 'string', default: '30' }, only: { type: 'string' }, blobs: { type: 'string' } } })
 const CLIENTS = Number(options.clients)
 const MB = 1024 * 1024
 const SIZES = [1 * MB, 16 * MB]
@@ -68,8 +69,12 @@ async function run(data, size, extraArgs) {
         connections.push(established())
       }
       for (const socket of sockets) socket.destroy()
-      await sleep(3000)
-      return { open, peak: Math.max(...open), after: rss(), connections }
+      const closed = []
+      for (let second = 0; second < Math.max(3, Number(options.settle)); second++) {
+        await sleep(1000)
+        closed.push(rss())
+      }
+      return { open, closed, peak: Math.max(...open), after: closed[2], settled: closed.at(-1), connections }
     }
     // Twice: what the first burst leaves is kept by the allocator for the second, not grown again.
     return { idle, bursts: [await burst(), await burst()] }
@@ -81,7 +86,7 @@ async function run(data, size, extraArgs) {
 
 console.log(`machine: ${machine()}; ${CLIENTS} stalled range downloads${options.blobs ? ` from ${options.blobs}` : ' from files'}`)
 const data = dataDirectory()
-for (const size of SIZES) {
+for (const size of SIZES.filter((size) => options.only === undefined || size === Number(options.only) * MB)) {
   for (const [name, args] of [
     ['default (send timeout 60 s)', []],
     ['--send-timeout 5', ['--send-timeout', '5']],
@@ -89,10 +94,11 @@ for (const size of SIZES) {
     const { idle, bursts } = await run(data, size, args)
     const mb = (value) => `${value.toFixed(0)} MB`
     console.log(`${size / MB} MiB, ${name}: idle ${mb(idle)}`)
-    for (const [index, { open, peak, after, connections }] of bursts.entries()) {
-      console.log(`  burst ${index + 1}: peak ${mb(peak)} (+${mb(peak - idle)}); after closing ${mb(after)} (+${mb(after - idle)})`)
+    for (const [index, { open, closed, peak, after, settled, connections }] of bursts.entries()) {
+      console.log(`  burst ${index + 1}: peak ${mb(peak)} (+${mb(peak - idle)}); 3 s after closing ${mb(after)} (+${mb(after - idle)}); ${options.settle} s after ${mb(settled)} (+${mb(settled - idle)})`)
       console.log(`    RSS each second (MB): ${open.map((value) => value.toFixed(0)).join(' ')}`)
       console.log(`    server connections open each second: ${connections.join(' ')}`)
+      console.log(`    RSS each second after closing (MB): ${closed.map((value) => value.toFixed(0)).join(' ')}`)
     }
   }
 }

@@ -6,6 +6,7 @@ import { isDependencyUnavailable } from '../ports/dependency.js'
 import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
 import { SEARCH_IN_DATABASE } from '../node/search-in-database.js'
+import { collectAfterCrowds } from '../node/collect-after-crowds.js'
 import { STANDARD_INPUT } from '../node/read-lines.js'
 import { createProgress, type ProgressFormat } from './progress.js'
 import { decodeChangeId } from '../contract/change-id.js'
@@ -60,7 +61,15 @@ export async function serveCommand(options: ServeOptions, print: Print): Promise
 async function listen(registry: Registry, { port, host, trustProxy, sendTimeoutMs }: ServeOptions): Promise<{ url: string; close(graceMs?: number): Promise<void> }> {
   if ('Bun' in globalThis) return (await import('../../adapters/bun.js')).serve(registry, { port, hostname: host, trustProxy })
   if ('Deno' in globalThis) return (await import('../../adapters/deno.js')).serve(registry, { port, hostname: host, trustProxy })
-  return serveNode(registry, { port, host, trustProxy, sendTimeoutMs })
+  const running = await serveNode(registry, { port, host, trustProxy, sendTimeoutMs })
+  const stopCollecting = collectAfterCrowds(running.server)
+  return {
+    url: running.url,
+    close: (graceMs) => {
+      stopCollecting()
+      return running.close(graceMs)
+    },
+  }
 }
 
 /** What `reindex` rebuilds and how it shows progress. */

@@ -10,3 +10,4 @@ export { openEmbeddedRegistry, type EmbeddedRegistry, type EmbeddedRegistryOptio
 export { loadNicknames } from './nicknames.js'
 export { createWorkerTextExtractor, type WorkerTextExtractor } from './text-worker.js'
 export { readLines, type ReadLinesOptions } from './read-lines.js'
+export { collectAfterCrowds, type CollectAfterCrowdsOptions } from './collect-after-crowds.js'
