@@ -122,6 +122,26 @@ async function measure(indexes, kinds, search) {
   for (const row of rows) console.log(row)
 }
 
+/**
+ * What bounding the work costs in relevance: the top 10 as search orders them (every word matched
+ * first, then BM25) against scoring every matching row (a limit that asks for all of them).
+ */
+async function agreement(index) {
+  const order = (words) => (a, b) => Number(b.matched === words) - Number(a.matched === words) || b.score - a.score
+  const cells = []
+  for (const [kind, texts] of Object.entries(QUERIES)) {
+    let same = 0
+    for (const text of texts.slice(0, 5)) {
+      const query = textQueryOf(text)
+      const top = (hits) => hits.sort(order(query.words.length)).slice(0, 10).map((hit) => hit.id)
+      const [bounded, every] = [top(await index.fullText(query, [], 100)), new Set(top(await index.fullText(query, [], TOTAL)))]
+      same += (every.size === 0 ? 1 : bounded.filter((id) => every.has(id)).length / every.size) / 5
+    }
+    cells.push(`${kind} ${same.toFixed(2)}`)
+  }
+  console.log(`top 10 shared with scoring every match (5 queries a kind, no prefilter): ${cells.join(', ')}`)
+}
+
 console.log(`machine: ${machine()}, load average ${loadavg().map((value) => value.toFixed(1)).join(' ')}`)
 
 if (!VECTORS) {
@@ -149,6 +169,7 @@ if (!VECTORS) {
   const mb = (bytes) => `${(Number(bytes) / 2 ** 20).toFixed(0)} MB`
   console.log(`PostgreSQL size: entities ${mb(rows[0].entities)} (heap ${mb(rows[0].heap)}, tsvector GIN ${mb(rows[0].document)}, names trigram GIN ${mb(rows[0].names)}), terms ${mb(rows[0].terms)}`)
   await measure([['PostgreSQL server', postgres], ['LanceDB', lancedb]], Object.keys(QUERIES), (index, text, qualifiers) => index.fullText(textQueryOf(text), qualifiers, 100))
+  await agreement(postgres)
   await lancedb.close()
   await db.destroy()
 } else {

@@ -88,23 +88,28 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
   const partsOfNames = names.filter((name) => name.length >= 3)
   const terms = { tokens: [...typed, ...nearby], names, trigrams: partsOfNames.flatMap(trigramsOf) }
   const known = await statisticsOf(db, terms)
-  const rows = await db
-    .selectFrom(ENTITIES)
-    .select(['id', 'tokens', 'names'])
-    .where(qualifiersToSql(qualifiers, dialect))
-    .where((eb) => {
-      if (matches.length > 0) return eb.and(matches)
-      const alternatives = anyOf([...typed, ...nearby], names)
-      return eb.or([
-        ...(alternatives === '' ? [] : [sql<SqlBool>`document @@ ${alternatives}::tsquery`]),
-        ...partsOfNames.map((name) => sql<SqlBool>`names like ${containing(name)}`),
-      ])
-    })
-    .orderBy(estimateOf(query, nearby, known), 'desc')
-    .orderBy('id')
-    .limit(Math.max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT))
-    .execute()
-  const candidates = (rows as EntityText[]).map((row): ScoredText => ({ id: row.id, tokens: termsOf(row.tokens), names: termsOf(row.names) }))
+  const count = Math.max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT)
+  const estimate = estimateOf(query, nearby, known)
+  const candidatesWhere = async (match: Expression<SqlBool>) =>
+    (await db.selectFrom(ENTITIES).select(['id', 'tokens', 'names']).where(qualifiersToSql(qualifiers, dialect)).where(match).orderBy(estimate, 'desc').orderBy('id').limit(count).execute()) as EntityText[]
+  // Common words: when enough rows hold every word as typed, they are the answer (search puts what
+  // matched every word first), and the rows holding any of them need not be ranked (two common words
+  // at 1,000,000 rows: 160,000 of those against 7,000 of these).
+  const everyWord = [...new Set(typed)]
+  let rows: EntityText[] = []
+  if (everyWord.length > 1 && everyWord.every(fits) && expectedHolders(known.tokens, everyWord) >= count) {
+    rows = await candidatesWhere(sql<SqlBool>`document @@ ${everyWord.map((token) => `${lexeme(token)}:D`).join(' & ')}::tsquery and ${sql.join(matches.length > 0 ? matches : [sql`true`], sql` and `)}`)
+  }
+  if (rows.length < count) {
+    // Fewer: they stay candidates, beside the best of the rows that hold any word.
+    const alternatives = anyOf([...typed, ...nearby], names)
+    const anyWord = [...(alternatives === '' ? [] : [sql<SqlBool>`document @@ ${alternatives}::tsquery`]), ...partsOfNames.map((name) => sql<SqlBool>`names like ${containing(name)}`)]
+    if (matches.length === 0 && anyWord.length === 0) return []
+    const seen = new Set(rows.map((row) => row.id))
+    const any = await candidatesWhere(matches.length > 0 ? sql<SqlBool>`${sql.join(matches, sql` and `)}` : sql<SqlBool>`(${sql.join(anyWord, sql` or `)})`)
+    rows = [...rows, ...any.filter((row) => !seen.has(row.id))]
+  }
+  const candidates = rows.map((row): ScoredText => ({ id: row.id, tokens: termsOf(row.tokens), names: termsOf(row.names) }))
   if (candidates.length === 0) return []
   // The candidates' own near tokens of a typed one are scored too: their statistics, if not read yet.
   const candidateTokens = candidates.flatMap((candidate) => candidate.tokens)
@@ -118,27 +123,39 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
   return hits.sort(bestFirst).slice(0, limit)
 }
 
+/** `ts_rank` of a term that occurs once, at a weight of 1. */
+const RANK_OF_ONE = 0.6079271
+
+/** Rows expected to hold every one of `tokens`, were they independent. */
+function expectedHolders(field: FieldStatistics, tokens: readonly string[]): number {
+  return tokens.reduce((expected, token) => (expected * field.holders(token)) / Math.max(1, field.count), field.count)
+}
+
 /**
  * BM25 as the database can estimate it cheaply for every matching row, to keep the best candidates:
- * each term that the row holds adds its weight (`MATCH_WEIGHTS`) times its IDF, as if it occurred
- * once; the sum shrinks with the row's distinct terms as BM25's length normalization does. Rare
- * words thus come before common ones, and a row holding more of the words before one holding fewer.
+ * each term that the row holds adds its weight (`MATCH_WEIGHTS`) times its IDF, times how often it
+ * occurs as `ts_rank` counts it (1 once, 1.25 twice); the sum shrinks with the row's distinct terms
+ * as BM25's length normalization does. Rare words thus come before common ones, and a row holding
+ * more of the words before one holding fewer.
  */
 function estimateOf(query: TextQuery, nearby: readonly string[], statistics: Record<Fields, FieldStatistics>): Expression<number> {
   const weights = new Map<string, number>()
+  // Keyed by the weight class the term is at (`documentOf`): D for tokens, A for name words.
   const add = (term: string, weight: number) => weights.set(term, (weights.get(term) ?? 0) + weight)
   const idfOf = (field: FieldStatistics, term: string) => idf(field, field.holders(term))
   // A typed token matches the fuzzy clause too (`textHitOf`).
   for (const { token } of query.words) {
-    if (fits(token)) add(`${lexeme(token)}:D`, (MATCH_WEIGHTS.word + (typoAllowance(token) > 0 ? MATCH_WEIGHTS.nearWord : 0)) * idfOf(statistics.tokens, token))
+    if (fits(token)) add(`D${lexeme(token)}`, (MATCH_WEIGHTS.word + (typoAllowance(token) > 0 ? MATCH_WEIGHTS.nearWord : 0)) * idfOf(statistics.tokens, token))
   }
   for (const token of new Set(nearby)) {
-    if (fits(token) && !query.words.some((word) => word.token === token)) add(`${lexeme(token)}:D`, MATCH_WEIGHTS.nearWord * idfOf(statistics.tokens, token))
+    if (fits(token) && !query.words.some((word) => word.token === token)) add(`D${lexeme(token)}`, MATCH_WEIGHTS.nearWord * idfOf(statistics.tokens, token))
   }
   for (const name of new Set(query.words.flatMap((word) => word.names))) {
-    if (fits(name)) add(`${lexeme(name)}:A`, MATCH_WEIGHTS.name * idfOf(statistics.names, name))
+    if (fits(name)) add(`A${lexeme(name)}`, MATCH_WEIGHTS.name * idfOf(statistics.names, name))
   }
-  const parts: Expression<number>[] = [...weights].map(([term, weight]) => sql<number>`case when document @@ ${term}::tsquery then ${weight}::float8 else 0 end`)
+  const parts: Expression<number>[] = [...weights].map(
+    ([key, weight]) => sql<number>`${weight / RANK_OF_ONE}::float8 * ts_rank(${key.startsWith('D') ? '{1,0,0,0}' : '{0,0,0,1}'}::float4[], document, ${key.slice(1)}::tsquery)`,
+  )
   for (const name of new Set(query.words.flatMap((word) => word.names).filter((name) => name.length >= 3))) {
     const weight = MATCH_WEIGHTS.nameTrigram * trigramsOf(name).reduce((sum, gram) => sum + idfOf(statistics.trigrams, gram), 0)
     parts.push(sql<number>`case when names like ${containing(name)} then ${weight}::float8 else 0 end`)
