@@ -10,10 +10,11 @@ import { ENTITIES, STATE, TERM_FIELDS, TERMS } from './schema.js'
 /** PostgreSQL refuses a lexeme of 2 KB or more; no one types one, so it is left out of the text and the queries. */
 const MAX_LEXEME_BYTES = 2046
 /**
- * Trigram similarity above which a vocabulary token is checked for a typo of a typed one: low enough
- * for one edit in a five-letter word (`biden`, `bidxn`: 0.33), which the edit distance then decides.
+ * Trigram similarity above which a vocabulary token is checked for a typo of a typed one, at least:
+ * low enough for two edits in an eight-letter word, which the edit distance then decides. Longer and
+ * shorter words ask for more (`typoSimilarity`): at 1,000,000 entities 0.2 read 20,000 terms for one word.
  */
-const TYPO_SIMILARITY = '0.2'
+const TYPO_SIMILARITY = 0.2
 
 const fits = (lexeme: string) => Buffer.byteLength(lexeme) <= MAX_LEXEME_BYTES
 
@@ -166,11 +167,26 @@ function estimateOf(query: TextQuery, nearby: readonly string[], statistics: Rec
   return sql<number>`(${sql.join(parts, sql` + `)}) / (1 + ${BM25.k1}::float8 * (${lengthNorm}))`
 }
 
+/**
+ * The least trigram similarity (`pg_trgm`'s) of a word to any word within `allowance` edits of it:
+ * each edit removes at most 3 of the word's `n` trigrams (the word padded as `pg_trgm` pads it) and
+ * adds at most 3, so they share `n - 3a` of at most `n + 3a` (`biden` and `bidxn`: 3 of 9). Only
+ * for words of ASCII letters and digits: `pg_trgm` splits others, or reads their letters by locale.
+ */
+function typoSimilarity(token: string): number {
+  if (!/^[a-z0-9]+$/.test(token)) return TYPO_SIMILARITY
+  const allowance = typoAllowance(token)
+  const trigrams = new Set(trigramsOf(`  ${token} `)).size
+  return (trigrams - 3 * allowance) / (trigrams + 3 * allowance)
+}
+
 /** The indexed tokens that may be typos of `tokens` (trigram similarity; `nearTokens` decides). */
 async function vocabularyNear(db: Kysely<any>, tokens: readonly string[]): Promise<string[]> {
   if (tokens.length === 0) return []
+  // A margin below the bound, for pg_trgm's single-precision arithmetic.
+  const threshold = Math.max(TYPO_SIMILARITY, Math.min(...tokens.map(typoSimilarity)) - 0.01)
   return db.transaction().execute(async (transaction) => {
-    await sql`select set_config('pg_trgm.similarity_threshold', ${TYPO_SIMILARITY}, true)`.execute(transaction)
+    await sql`select set_config('pg_trgm.similarity_threshold', ${String(threshold)}, true)`.execute(transaction)
     const rows = await transaction
       .selectFrom(TERMS)
       .select('term')
