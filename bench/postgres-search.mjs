@@ -165,9 +165,10 @@ if (!VECTORS) {
     await build('LanceDB', lancedb, one)
   }
   const { rows } = await sql`select pg_total_relation_size('search_entities') as entities, pg_total_relation_size('search_terms') as terms,
-    pg_relation_size('search_entities') as heap, pg_relation_size('search_entities_document') as document, pg_relation_size('search_entities_names') as names`.execute(db)
+    pg_relation_size('search_entities') as heap, pg_relation_size('search_entities_document') as document, pg_relation_size('search_entities_names') as names,
+    coalesce(pg_relation_size(to_regclass('search_entities_prefiltered_document')), 0) as prefiltered`.execute(db)
   const mb = (bytes) => `${(Number(bytes) / 2 ** 20).toFixed(0)} MB`
-  console.log(`PostgreSQL size: entities ${mb(rows[0].entities)} (heap ${mb(rows[0].heap)}, tsvector GIN ${mb(rows[0].document)}, names trigram GIN ${mb(rows[0].names)}), terms ${mb(rows[0].terms)}`)
+  console.log(`PostgreSQL size: entities ${mb(rows[0].entities)} (heap ${mb(rows[0].heap)}, tsvector GIN ${mb(rows[0].document)}, names trigram GIN ${mb(rows[0].names)}, prefilter fields and text GIN ${mb(rows[0].prefiltered)}), terms ${mb(rows[0].terms)}`)
   await measure([['PostgreSQL server', postgres], ['LanceDB', lancedb]], Object.keys(QUERIES), (index, text, qualifiers) => index.fullText(textQueryOf(text), qualifiers, 100))
   await agreement(postgres)
   await lancedb.close()
