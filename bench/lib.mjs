@@ -94,6 +94,12 @@ export function machine() {
 export const ms = (value) => `${value.toFixed(2)} ms`
 
 export const TOTAL = 1_000_000
+// Words for titles: a fixed list of common English words, so that queries meet realistic frequencies.
+export const WORDS = ('health care insurance tax relief budget defense energy water school education farm agriculture bank finance ' +
+  'housing transport road rail airport veteran military border trade labor worker wage family child tribe land forest park ' +
+  'ocean fish climate weather disaster emergency police court judge prison drug medicine hospital doctor patient nurse senior ' +
+  'retirement pension security privacy internet science research space technology small business export import tariff ' +
+  'election vote census postal museum library art music sport youth women immigrant refugee city rural county state nation').split(' ')
 const STATES = ['AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS', 'KY', 'LA', 'ME', 'MD', 'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY', 'NC', 'ND', 'OH', 'OK', 'OR', 'PA', 'RI', 'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY']
 
 /** Entity n: ids in a fixed-width base-36 form so that sort order is n order. */

@@ -9,17 +9,11 @@ import { performance } from 'node:perf_hooks'
 import { fuse, tokenize } from '../dist/index.js'
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
-import { DATA_DIR, machine, ms } from './lib.mjs'
+import { DATA_DIR, machine, ms, WORDS } from './lib.mjs'
 
 const TOTAL = Number(process.argv[2] ?? 1_000_000)
 const STATES = ['AL', 'CA', 'NY', 'TX', 'WA', 'OR', 'FL', 'IL', 'PA', 'OH']
 const TYPES = ['person', 'legislation', 'committee']
-// Words for titles: a fixed list of common English words, so that queries meet realistic frequencies.
-const WORDS = ('health care insurance tax relief budget defense energy water school education farm agriculture bank finance ' +
-  'housing transport road rail airport veteran military border trade labor worker wage family child tribe land forest park ' +
-  'ocean fish climate weather disaster emergency police court judge prison drug medicine hospital doctor patient nurse senior ' +
-  'retirement pension security privacy internet science research space technology small business export import tariff ' +
-  'election vote census postal museum library art music sport youth women immigrant refugee city rural county state nation').split(' ')
 
 let seed = 7
 const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647)

@@ -34,7 +34,7 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
   const extensions = await ensureExtensions(db, dimensions > 0)
   const [major = 0, minor = 0] = (extensions.vector ?? '0').split('.').map(Number)
   const iterativeScan = major > 0 || minor >= 8
-  await createTables(db, dialect, dimensions)
+  await createTables(db, dialect, dimensions, extensions)
 
   return {
     async state(): Promise<IndexState> {
@@ -63,13 +63,13 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
 
     async clear() {
       await dropTables(db)
-      await createTables(db, dialect, dimensions)
+      await createTables(db, dialect, dimensions, extensions)
     },
 
     async optimize() {
       // What autovacuum does in its time, on the indexer's policy: the GIN indexes' pending rows
       // merged (a search read 100,000 rows' pending list in 125 ms), the planner's statistics current.
-      for (const name of GIN_INDEXES) await sql`select gin_clean_pending_list(${name}::regclass)`.execute(db)
+      for (const name of GIN_INDEXES) await sql`select gin_clean_pending_list(gin) from to_regclass(${name}) as gin where gin is not null`.execute(db)
       await sql`analyze ${sql.table(ENTITIES)}, ${sql.table(TERMS)}`.execute(db)
     },
 

@@ -15,6 +15,8 @@ export const TERM_FIELDS = { tokens: 't', names: 'n', trigrams: 'g' } as const
 export interface SearchExtensions {
   /** pgvector's version, null without it. */
   vector: string | null
+  /** Whether `btree_gin` is there: full text under a prefilter then reads one index (`createTables`). */
+  btreeGin: boolean
 }
 
 /** How a missing extension is added, for the start-up error. */
@@ -30,7 +32,7 @@ const HOW_TO_ADD = {
  */
 export async function ensureExtensions(db: Kysely<any>, vectors: boolean): Promise<SearchExtensions> {
   const missing: string[] = []
-  const versionOf = async (name: keyof typeof HOW_TO_ADD): Promise<string | null> => {
+  const versionOf = async (name: keyof typeof HOW_TO_ADD | 'btree_gin'): Promise<string | null> => {
     const installed = async () => (await sql<{ extversion: string }>`select extversion from pg_extension where extname = ${name}`.execute(db)).rows[0]?.extversion ?? null
     const version = await installed()
     if (version !== null) return version
@@ -47,7 +49,9 @@ export async function ensureExtensions(db: Kysely<any>, vectors: boolean): Promi
       `the PostgreSQL search index needs the extension${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}, which this database lacks: ${missing.map((name) => HOW_TO_ADD[name as keyof typeof HOW_TO_ADD]).join('; ')}${without}`,
     )
   }
-  return { vector }
+  // Optional: a contrib extension (trusted, as pg_trgm) that makes prefiltered full text faster.
+  const btreeGin = (await versionOf('btree_gin')) !== null
+  return { vector, btreeGin }
 }
 
 /**
@@ -57,7 +61,7 @@ export async function ensureExtensions(db: Kysely<any>, vectors: boolean): Promi
  * (cosine) when `dimensions` > 0. Terms hold how many entities hold each token, name word and
  * trigram (BM25's document frequencies), and the tokens under a trigram index (typos).
  */
-export async function createTables(db: Kysely<any>, dialect: SqlDialect, dimensions: number): Promise<void> {
+export async function createTables(db: Kysely<any>, dialect: SqlDialect, dimensions: number, { btreeGin }: Pick<SearchExtensions, 'btreeGin'>): Promise<void> {
   const text = dialect.text
   let entities = db.schema.createTable(ENTITIES).ifNotExists().addColumn('id', text, (column) => column.primaryKey())
   for (const column of Object.values(CONTRACT_COLUMNS)) entities = entities.addColumn(column, text)
@@ -72,6 +76,15 @@ export async function createTables(db: Kysely<any>, dialect: SqlDialect, dimensi
   // Prefilters on the fields of few values read an index, as list filters do, not every row.
   for (const columns of ENTITY_FILTER_INDEXES) {
     await sql`create index if not exists ${sql.id(`search_entities_${columns.join('_')}`)} on ${sql.table(ENTITIES)} (${sql.join(columns.map((column) => sql.id(column)))})`.execute(db)
+  }
+  // With btree_gin, the fields prefilters name beside the text in one GIN index: a word under a
+  // prefilter reads the postings of both together, skipping through the word's (two common words
+  // under a 2% prefilter at 1,000,000 rows: 6 ms against 24 for the word's 158,000 rows, then AND).
+  // Not on PGlite (`pgliteSearchExtensions` leaves btree_gin out): 0.5 failed a commit after it
+  // merged the GIN indexes ("bad buffer ID: 0").
+  if (btreeGin) {
+    const columns = [...new Set(ENTITY_FILTER_INDEXES.flat())]
+    await sql`create index if not exists ${sql.id(PREFILTERED_DOCUMENT)} on ${sql.table(ENTITIES)} using gin (${sql.join(columns.map((column) => sql.id(column)))}, document)`.execute(db)
   }
   if (dimensions > 0) await sql`create index if not exists search_entities_vector on ${sql.table(ENTITIES)} using hnsw (vector vector_cosine_ops)`.execute(db)
   await db.schema
@@ -96,8 +109,10 @@ export async function createTables(db: Kysely<any>, dialect: SqlDialect, dimensi
   await sql`insert into ${sql.table(STATE)} (documents) select 0 where not exists (select 1 from ${sql.table(STATE)})`.execute(db)
 }
 
-/** The GIN indexes, whose recent rows wait in a pending list that every search reads until it is merged. */
-export const GIN_INDEXES = ['search_entities_document', 'search_entities_names', 'search_terms_tokens'] as const
+const PREFILTERED_DOCUMENT = 'search_entities_prefiltered_document'
+
+/** The GIN indexes, whose recent rows wait in a pending list that every search reads until it is merged (the last only with btree_gin). */
+export const GIN_INDEXES = ['search_entities_document', 'search_entities_names', 'search_terms_tokens', PREFILTERED_DOCUMENT] as const
 
 export async function dropTables(db: Kysely<any>): Promise<void> {
   for (const table of [ENTITIES, TERMS, STATE]) await db.schema.dropTable(table).ifExists().execute()

@@ -1,9 +1,9 @@
 import type { QueryWord, TextHit, TextQuery } from '../ports/search-index.js'
 import { containsPhrase, editDistance, MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from './text.js'
 
-/** BM25's usual constants (Lucene's, Elasticsearch's). */
-const K1 = 1.2
-const B = 0.75
+/** BM25's usual constants (Lucene's, Elasticsearch's): term frequency saturation and length normalization. */
+export const BM25 = { k1: 1.2, b: 0.75 } as const
+const { k1: K1, b: B } = BM25
 
 /** What BM25 needs to know of one field over the whole index. */
 export interface FieldStatistics {
@@ -43,7 +43,8 @@ export function fieldStatistics(termsOf: Iterable<readonly string[]>): FieldStat
   return { count, averageLength: length / Math.max(1, count), holders: (term) => frequency.get(term) ?? 0 }
 }
 
-function idf(field: FieldStatistics, holders: number): number {
+/** Inverse document frequency of a term that `holders` entities hold. */
+export function idf(field: FieldStatistics, holders: number): number {
   return Math.log(1 + (field.count - holders + 0.5) / (holders + 0.5))
 }
 

@@ -75,17 +75,33 @@ export function trigramsOf(text: string): string[] {
   return grams
 }
 
+/** Rows of `editDistance`, reused: search compares every candidate's tokens with the typed ones. */
+let previousRow = new Uint32Array(64)
+let currentRow = new Uint32Array(64)
+
 /** Levenshtein distance of two words, or `limit + 1` as soon as it is known to exceed `limit`. */
 export function editDistance(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) > limit) return limit + 1
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index)
+  if (a === b) return 0
+  if (previousRow.length <= b.length) {
+    previousRow = new Uint32Array(b.length + 1)
+    currentRow = new Uint32Array(b.length + 1)
+  }
+  let previous = previousRow
+  let current = currentRow
+  for (let j = 0; j <= b.length; j++) previous[j] = j
   for (let i = 1; i <= a.length; i++) {
-    const current = [i]
+    current[0] = i
+    let smallest = i
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+      const value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1))
+      current[j] = value
+      if (value < smallest) smallest = value
     }
-    if (Math.min(...current) > limit) return limit + 1
+    if (smallest > limit) return limit + 1
+    const swap = previous
     previous = current
+    current = swap
   }
   return previous[b.length]!
 }

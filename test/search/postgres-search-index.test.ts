@@ -5,8 +5,9 @@ import { Kysely, PGliteDialect } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseGffs } from '../../src/gffs/parse.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
-import type { IndexedEntity, SearchIndex } from '../../src/ports/search-index.js'
+import type { IndexedEntity, SearchIndex, TextHit } from '../../src/ports/search-index.js'
 import { createPostgresSearchIndex } from '../../src/postgres-search/index.js'
+import { bestFirst } from '../../src/search/bm25.js'
 import { textQueryOf } from '../../src/search/search-service.js'
 import { namesOf, tokenize, fullTextOf } from '../../src/search/text.js'
 
@@ -63,6 +64,38 @@ describe('the search index inside PostgreSQL', () => {
         expect(hit.score, q).toBeCloseTo(expected[position]!.score, 9)
         expect(hit.matched, q).toBe(expected[position]!.matched)
       })
+    }
+  })
+
+  it('scores only the best candidates by its SQL estimate, yet ranks as scoring every match does: common words, typos, prefixes, under a prefilter', STARTS, async () => {
+    const postgres = await createPostgresSearchIndex({ db: withTrigrams, dimensions: 0 })
+    await postgres.clear()
+    const memory = createMemorySearchIndex()
+    let seed = 3
+    const pick = <T>(items: readonly T[]) => items[(seed = (seed * 16807) % 2147483647) % items.length]!
+    const words = ['health', 'care', 'budget', 'energy', 'water', 'school', 'farm', 'bank', 'housing', 'road', 'tax', 'trade']
+    const surnames = ['klobuchar', 'gillibrand', 'kloberg', 'gillman', 'adams', 'adamson', 'warren', 'warner']
+    // 1,500 entities: a common word is held by 600 and more, beyond the 200 candidates that a limit of 10 reads.
+    const upserts = Array.from({ length: 1500 }, (_, n) =>
+      entity(`e${n}`, {
+        type: n % 3 === 0 ? 'person' : 'legislation',
+        ...(n % 3 === 0 ? { name: `${pick(['amy', 'kirsten', 'john'])} ${pick(surnames)}` } : {}),
+        title: Array.from({ length: 4 + (n % 3) }, () => pick(words)).join(' '),
+      }),
+    )
+    const change = { upserts, removals: [], state: { cursor: '1', embedderId: 'none' } }
+    await postgres.apply(change)
+    await memory.apply(change)
+    await postgres.optimize()
+    // As search orders full text: every word matched first, then BM25.
+    const searchOrder = (words: number) => (a: TextHit, b: TextHit) => Number(b.matched === words) - Number(a.matched === words) || bestFirst(a, b)
+    for (const q of ['health', 'health budget', 'water water tax', 'klobuchr', 'gillib', 'adams warren', 'health type:person', 'budget school type:legislation']) {
+      const { text, qualifiers } = parseGffs(q, { allowFreeText: true })
+      const query = textQueryOf(text, new Map())
+      const [every, found] = await Promise.all([memory.fullText(query, qualifiers, 10_000), postgres.fullText(query, qualifiers, 10)])
+      const expected = every.sort(searchOrder(query.words.length)).slice(0, 10)
+      expect(found.sort(searchOrder(query.words.length)).map((hit) => hit.id), q).toEqual(expected.map((hit) => hit.id))
+      found.forEach((hit, position) => expect(hit.score, q).toBeCloseTo(expected[position]!.score, 9))
     }
   })
 
