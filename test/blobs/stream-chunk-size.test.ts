@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest'
 import { takeStreamChunkSize } from '../../src/blobs/stream-chunk-size.js'
 
-it('reads in 64 KiB chunks while few streams are open, and in 16 KiB chunks past 64 of them', () => {
+it('reads in 64 KiB chunks while few streams are open, in 16 KiB chunks past 64 of them, in 8 KiB past 256', () => {
   const open = Array.from({ length: 64 }, () => takeStreamChunkSize())
   expect(new Set(open.map((chunk) => chunk.size))).toEqual(new Set([64 * 1024]))
   const crowded = takeStreamChunkSize()
@@ -13,4 +13,7 @@ it('reads in 64 KiB chunks while few streams are open, and in 16 KiB chunks past
   const next = takeStreamChunkSize()
   expect(next.size).toBe(64 * 1024)
   expect(takeStreamChunkSize().size).toBe(16 * 1024)
+  const more = Array.from({ length: 191 }, () => takeStreamChunkSize())
+  expect(more.at(-1)!.size).toBe(16 * 1024)
+  expect(takeStreamChunkSize().size).toBe(8 * 1024)
 })
