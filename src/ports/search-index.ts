@@ -30,7 +30,7 @@ export interface IndexedPassage {
   tokens: string[]
 }
 
-/** What the index has applied: the feed position and the embedder its vectors come from. */
+/** What the index has applied: the feed position, and the embedder and embedded text's recipe its vectors come from (`vectorsIdOf`). */
 export interface IndexState {
   cursor: string | null
   embedderId: string | null
