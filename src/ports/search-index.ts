@@ -67,6 +67,8 @@ export interface TextHit extends ScoredHit {
   matched: number
   /** Matched in its texts' passages only, not in its own fields: search weighs it less (`fuse`). */
   inTextsOnly?: boolean
+  /** Of `matched`, the words its own fields matched, when its passages matched more (`withPassageText`). */
+  matchedInFields?: number
 }
 
 /**

@@ -242,6 +242,22 @@ describe('a LanceDB index written by an earlier version', () => {
   })
 })
 
+describe('the fusion of full text and meaning', () => {
+  it('puts a bill whose text alone holds every typed word first, unless an entity\'s own fields hold them all', () => {
+    const bill = { id: 'bill', score: 9, matched: 2, inTextsOnly: true }
+    const partial = { id: 'partial', score: 5, matched: 1 }
+    const neighbour = { id: 'neighbour', score: 0.5 }
+    expect(fuse([bill, partial], [neighbour], 2)[0]).toBe('bill')
+    const named = { id: 'named', score: 8, matched: 2 }
+    expect(fuse([bill, named, partial], [neighbour], 2)).toEqual(['named', 'neighbour', 'partial', 'bill'])
+    // Its fields held one word, its text both: it does not name what the query asks for.
+    const both = { id: 'both', score: 8, matched: 2, matchedInFields: 1 }
+    expect(fuse([bill, both, partial], [neighbour], 2)[1]).toBe('bill')
+    // One word found in a long text only is weak: it never comes first.
+    expect(fuse([{ ...bill, matched: 1 }, partial], [], 1)).toEqual(['partial', 'bill'])
+  })
+})
+
 describe('an index of an earlier recipe of the embedded text', () => {
   it('is rebuilt from the feed by its indexer, and one of another embedder is still refused', async () => {
     const store = createMemoryStore()
