@@ -253,8 +253,9 @@ describe('the fusion of full text and meaning', () => {
     // Its fields held one word, its text both: it does not name what the query asks for.
     const both = { id: 'both', score: 8, matched: 2, matchedInFields: 1 }
     expect(fuse([bill, both, partial], [neighbour], 2)[1]).toBe('bill')
-    // One word found in a long text only is weak: it never comes first.
+    // One word found in a long text only is weak: it never comes first, and of two typed words it does not count.
     expect(fuse([{ ...bill, matched: 1 }, partial], [], 1)).toEqual(['partial', 'bill'])
+    expect(fuse([{ ...bill, matched: 1 }, partial], [neighbour], 2)).toEqual(['neighbour', 'partial'])
   })
 })
 
