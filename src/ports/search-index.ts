@@ -30,7 +30,7 @@ export interface IndexedPassage {
   tokens: string[]
 }
 
-/** What the index has applied: the feed position and the embedder its vectors come from. */
+/** What the index has applied: the feed position, and the embedder and embedded text's recipe its vectors come from (`vectorsIdOf`). */
 export interface IndexState {
   cursor: string | null
   embedderId: string | null
@@ -67,6 +67,8 @@ export interface TextHit extends ScoredHit {
   matched: number
   /** Matched in its texts' passages only, not in its own fields: search weighs it less (`fuse`). */
   inTextsOnly?: boolean
+  /** Of `matched`, the words its own fields matched, when its passages matched more (`withPassageText`). */
+  matchedInFields?: number
 }
 
 /**

@@ -5,7 +5,7 @@ import type { EntityStore } from '../ports/entity-store.js'
 import type { IndexedEntity, SearchIndex } from '../ports/search-index.js'
 import type { EntityTexts } from '../texts/entity-texts.js'
 import { passagesOf } from '../texts/passages.js'
-import { embeddedTextOf, fullTextOf, namesOf, tokenize } from './text.js'
+import { EMBEDDED_TEXT_RECIPE, embeddedTextOf, fullTextOf, namesOf, tokenize } from './text.js'
 
 export interface IndexerOptions {
   store: EntityStore
@@ -46,15 +46,41 @@ export interface Indexer {
   rebuild(): Promise<number>
 }
 
+/** Between the embedder's id and the recipe's version in what an index's state records (`IndexState.embedderId`). */
+const RECIPE_MARK = ' text:'
+
+/** What an index's state records of how its vectors were made: the embedder, and the recipe of the text it embedded. */
+export function vectorsIdOf(embedder: Embedder): string {
+  return `${embedder.id}${RECIPE_MARK}${EMBEDDED_TEXT_RECIPE}`
+}
+
+/** The embedder and the embedded text's recipe an index recorded; an index written before recipes were recorded has recipe 1. */
+function recordedVectors(recorded: string): { embedder: string; recipe: number } {
+  const at = recorded.lastIndexOf(RECIPE_MARK)
+  return at === -1 ? { embedder: recorded, recipe: 1 } : { embedder: recorded.slice(0, at), recipe: Number(recorded.slice(at + RECIPE_MARK.length)) }
+}
+
 /** The embedder that built an index, when it is not `embedder` (its vectors cannot be compared); else null. */
 export function otherEmbedderOf({ embedderId }: { embedderId: string | null }, embedder: Embedder): string | null {
-  return embedderId !== null && embedderId !== embedder.id ? embedderId : null
+  if (embedderId === null) return null
+  const recorded = recordedVectors(embedderId).embedder
+  return recorded !== embedder.id ? recorded : null
+}
+
+/**
+ * Whether an index holds vectors of another recipe of the embedded text than this version's (same
+ * embedder): they are comparable but describe entities otherwise, so the indexer rebuilds it. An
+ * embedder without vectors embeds nothing: its index never needs it.
+ */
+export function otherRecipeOf({ embedderId }: { embedderId: string | null }, embedder: Embedder): boolean {
+  return embedderId !== null && embedder.dimensions > 0 && recordedVectors(embedderId).recipe !== EMBEDDED_TEXT_RECIPE
 }
 
 /**
  * Keeps a search index current from the store's change feed, the only write path: the index
- * records the cursor it has applied, so a restarted indexer goes on from there, and one whose
- * index was built by another embedder refuses until `rebuild()`. One indexer per index.
+ * records the cursor it has applied, so a restarted indexer goes on from there; one whose index was
+ * built by another embedder refuses until `rebuild()`, and one whose index embedded another recipe
+ * of the entities' text (an earlier version's) rebuilds it. One indexer per index.
  */
 export function createIndexer({ store, index, embedder, texts, batchSize = 500, optimizeEvery = 10_000, optimizeIdleMs = 30_000, onProgress }: IndexerOptions): Indexer {
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -64,11 +90,15 @@ export function createIndexer({ store, index, embedder, texts, batchSize = 500, 
   let lastWrite = 0
   let reachedHead = false
 
+  /** The cursor to go on from: the index's own, or none once an index of another recipe has been emptied. */
   async function checkEmbedder() {
     const state = await index.state()
     const other = otherEmbedderOf(state, embedder)
     if (other !== null) throw new Error(`the search index was built with the embedder ${other}, not ${embedder.id}: rebuild it (entity-registry reindex)`)
-    return state.cursor
+    if (!otherRecipeOf(state, embedder)) return state.cursor
+    reachedHead = false
+    await index.clear()
+    return null
   }
 
   async function step(cursor: string | null): Promise<{ cursor: string | null; applied: number; more: boolean }> {
@@ -92,7 +122,7 @@ export function createIndexer({ store, index, embedder, texts, batchSize = 500, 
       if (passages[position]!.length > 0) entity.passages = passages[position]!.map((passage) => ({ tokens: tokenize(passage) }))
       return entity
     })
-    await index.apply({ upserts: entities, removals, state: { cursor: page.cursor, embedderId: embedder.id } })
+    await index.apply({ upserts: entities, removals, state: { cursor: page.cursor, embedderId: vectorsIdOf(embedder) } })
     sinceOptimize += page.changes.length
     lastWrite = Date.now()
     return { cursor: page.cursor, applied: page.changes.length, more: page.hasMore }

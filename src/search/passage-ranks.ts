@@ -4,8 +4,8 @@ import type { TextHit } from '../ports/search-index.js'
  * Full text over entities and over their passages, as one ranking of entities: each entity at the
  * better of its rank among entities and its best passage's rank among passages' entities (BM25
  * scores of the two are not comparable: their statistics differ), an entity's own rank first on a
- * tie; it matched as many words as the better of the two matched, and one found by its passages only
- * is marked `inTextsOnly`.
+ * tie; it matched as many words as the better of the two matched (and `matchedInFields` says how many
+ * its own fields did, when fewer), and one found by its passages only is marked `inTextsOnly`.
  */
 export function withPassageText(entities: readonly TextHit[], passages: readonly TextHit[], limit: number): TextHit[] {
   const best = new Map<string, { hit: TextHit; rank: number; side: number }>()
@@ -15,7 +15,11 @@ export function withPassageText(entities: readonly TextHit[], passages: readonly
       const known = best.get(hit.id)
       if (known?.side === side) continue
       if (known === undefined) best.set(hit.id, { hit, rank, side })
-      else best.set(hit.id, { hit: { ...known.hit, matched: Math.max(known.hit.matched, hit.matched), inTextsOnly: false }, rank: Math.min(known.rank, rank), side })
+      else {
+        const merged: TextHit = { ...known.hit, matched: Math.max(known.hit.matched, hit.matched), inTextsOnly: false }
+        if (hit.matched > known.hit.matched) merged.matchedInFields = known.hit.matched
+        best.set(hit.id, { hit: merged, rank: Math.min(known.rank, rank), side })
+      }
       rank++
     }
   }

@@ -11,8 +11,8 @@ import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { Embedder } from '../../src/ports/embedder.js'
 import type { ScoredHit, SearchIndex, TextQuery } from '../../src/ports/search-index.js'
 import type { RegistryStore } from '../../src/ports/store.js'
-import { createIndexer, type Indexer } from '../../src/search/indexer.js'
-import { createSearch, textQueryOf } from '../../src/search/search-service.js'
+import { createIndexer, otherEmbedderOf, vectorsIdOf, type Indexer } from '../../src/search/indexer.js'
+import { createSearch, fuse, textQueryOf } from '../../src/search/search-service.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
 import { tokenize } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
@@ -239,6 +239,45 @@ describe('a LanceDB index written by an earlier version', () => {
     expect((await search.search(parseGffs('Klobu', { allowFreeText: true }))).map((entity) => entity.id)).toEqual(['k000367'])
     await index.close()
     await rm(directory, { recursive: true, force: true })
+  })
+})
+
+describe('the fusion of full text and meaning', () => {
+  it('puts a bill whose text alone holds every typed word first, unless an entity\'s own fields hold them all', () => {
+    const bill = { id: 'bill', score: 9, matched: 2, inTextsOnly: true }
+    const partial = { id: 'partial', score: 5, matched: 1 }
+    const neighbour = { id: 'neighbour', score: 0.5 }
+    expect(fuse([bill, partial], [neighbour], 2)[0]).toBe('bill')
+    const named = { id: 'named', score: 8, matched: 2 }
+    expect(fuse([bill, named, partial], [neighbour], 2)).toEqual(['named', 'neighbour', 'partial', 'bill'])
+    // Its fields held one word, its text both: it does not name what the query asks for.
+    const both = { id: 'both', score: 8, matched: 2, matchedInFields: 1 }
+    expect(fuse([bill, both, partial], [neighbour], 2)[1]).toBe('bill')
+    // One word found in a long text only is weak: it never comes first, and of two typed words it does not count.
+    expect(fuse([{ ...bill, matched: 1 }, partial], [], 1)).toEqual(['partial', 'bill'])
+    expect(fuse([{ ...bill, matched: 1 }, partial], [neighbour], 2)).toEqual(['neighbour', 'partial'])
+  })
+})
+
+describe('an index of an earlier recipe of the embedded text', () => {
+  it('is rebuilt from the feed by its indexer, and one of another embedder is still refused', async () => {
+    const store = createMemoryStore()
+    await importDemo(store.warehouse)
+    const index = createMemorySearchIndex()
+    const stale = { words: [{ token: 'zzstale', names: ['zzstale'] }], phrases: [] }
+    // What a version before recorded recipes wrote: the embedder's id alone, the feed applied to its head.
+    const vector = new Float32Array(embedder.dimensions).fill(0.1)
+    await index.apply({ upserts: [{ id: 'stale', fields: { title: 'zzstale' }, tokens: ['zzstale'], names: [], vector }], removals: [], state: { cursor: await store.feedHead(), embedderId: embedder.id } })
+    expect(otherEmbedderOf(await index.state(), embedder)).toBeNull()
+    expect(idsOf(await index.fullText(stale, [], 10))).toEqual(['stale'])
+    const indexer = createIndexer({ store, index, embedder })
+    expect(await indexer.catchUp()).toBe(DEMO_RECORDS.length)
+    expect(idsOf(await index.fullText(stale, [], 10))).toEqual([])
+    expect(await index.state()).toEqual({ cursor: await store.feedHead(), embedderId: vectorsIdOf(embedder) })
+    expect(await indexer.catchUp()).toBe(0)
+    const other: Embedder = { ...embedder, id: 'another-embedder@1' }
+    expect(otherEmbedderOf(await index.state(), other)).toBe(embedder.id)
+    await expect(createIndexer({ store, index, embedder: other }).catchUp()).rejects.toThrow(`built with the embedder ${embedder.id}, not another-embedder@1`)
   })
 })
 
