@@ -40,9 +40,13 @@ export function createWorkerTextExtractor({ script, timeoutMs = TEXT_LIMITS.time
     const created = new Worker(script, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } })
     // An idle worker does not keep the process alive.
     created.unref()
-    created.on('exit', () => {
+    const forget = () => {
       if (worker === created) worker = undefined
-    })
+    }
+    created.on('exit', forget)
+    // Also between extractions: a worker out of memory as it is terminated after a timeout must not
+    // become an uncaught exception of the process (the extraction in hand was answered already).
+    created.on('error', forget)
     return (worker = created)
   }
 

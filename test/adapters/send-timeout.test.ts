@@ -54,9 +54,10 @@ const within = <T>(ms: number, promise: Promise<T>) => Promise.race([promise, ne
 it.each(['/bytes', '/stream'])('closes a response to a client that reads nothing (%s)', async (path) => {
   running = await serve(handler, { port: 0, sendTimeoutMs: 1000 })
   const { closed } = await stalledClient(path)
-  const after = await within(4000, closed)
+  const after = await within(6000, closed)
   expect(after).toBeGreaterThanOrEqual(900)
-  expect(after).toBeLessThan(2500)
+  // Filling the kernel's buffers comes first: 2.6 s on a loaded 2-core machine.
+  expect(after).toBeLessThan(4000)
 })
 
 it('does not close a response to a client that reads slowly', async () => {

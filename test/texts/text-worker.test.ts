@@ -33,6 +33,8 @@ describe('text extraction in a worker', () => {
        parentPort.on('message', ({ id, mime }) => {
          if (mime === 'loop') for (;;) {}
          if (mime === 'bomb') { const held = []; for (;;) held.push(new Array(1e6).fill(1)) }
+         // Fails after answering, between extractions: as a worker out of memory while it is terminated.
+         if (mime === 'late') setTimeout(() => { throw new Error('late failure') }, 50)
          parentPort.postMessage({ id, extraction: { text: 'fine' } })
        })`,
     )
@@ -41,6 +43,10 @@ describe('text extraction in a worker', () => {
     expect(await extractor.extract(none, 'loop')).toEqual({ skipped: 'extraction took longer than 1500 ms' })
     expect(await extractor.extract(none, 'text/plain')).toEqual({ text: 'fine' })
     expect(await extractor.extract(none, 'bomb')).toEqual({ skipped: expect.stringMatching(/^extraction (failed|took longer)/) })
+    expect(await extractor.extract(none, 'text/plain')).toEqual({ text: 'fine' })
+    // The failure finds no extraction to answer: it ends that worker, and not the process.
+    expect(await extractor.extract(none, 'late')).toEqual({ text: 'fine' })
+    await new Promise((resolve) => setTimeout(resolve, 300))
     expect(await extractor.extract(none, 'text/plain')).toEqual({ text: 'fine' })
     await extractor.close()
   }, 30_000)

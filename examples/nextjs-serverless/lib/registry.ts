@@ -8,6 +8,7 @@ import {
   createRegistry,
   createSearch,
   createTokenBucketRateLimiter,
+  otherEmbedderOf,
   parseNicknames,
   type Registry,
 } from 'entity-registry'
@@ -43,9 +44,9 @@ async function openRegistry(store: KyselyStore): Promise<Registry> {
   const embedderName = process.env.EMBEDDER ?? 'words'
   const embedder = embedderNamed(embedderName)
   const index = await createPostgresSearchIndex({ db: store.db, dimensions: embedder.dimensions })
-  const { embedderId } = await index.state()
-  if (embedderId !== null && embedderId !== embedder.id) {
-    throw new Error(`the search index was built with the embedder ${embedderId}, not ${embedder.id}: run entity-registry reindex --search postgres --embedder ${embedderName}`)
+  const other = otherEmbedderOf(await index.state(), embedder)
+  if (other !== null) {
+    throw new Error(`the search index was built with the embedder ${other}, not ${embedder.id}: run entity-registry reindex --search postgres --embedder ${embedderName}`)
   }
   // Never started: it only tells how far the index is behind the feed, which every search answers
   // in `Search-Index-Lag`.
