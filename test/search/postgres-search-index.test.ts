@@ -67,7 +67,7 @@ describe('the search index inside PostgreSQL', () => {
       })
     }
     // Found, not only missed by both.
-    expect((await postgres.fullText(textQueryOf('muller', new Map()), [], 10)).map((hit) => hit.id)).toEqual(['a6'])
+    expect((await postgres.fullText(textQueryOf(parseGffs('muller', { allowFreeText: true }).text, new Map()), [], 10)).map((hit) => hit.id)).toEqual(['a6'])
   })
 
   it('scores only the best candidates by its SQL estimate, yet ranks as scoring every match does: common words, typos, prefixes, under a prefilter', STARTS, async () => {
