@@ -68,9 +68,12 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
 
     async optimize() {
       // What autovacuum does in its time, on the indexer's policy: the GIN indexes' pending rows
-      // merged (a search read 100,000 rows' pending list in 125 ms), the planner's statistics current.
+      // merged (a search read 100,000 rows' pending list in 125 ms), the planner's statistics current,
+      // and the terms' old versions gone (every batch rewrites the counts of common terms: 1,000,000
+      // entities left 890,000 of them, which typo lookups read through the trigram index, 41 ms to 17).
       for (const name of GIN_INDEXES) await sql`select gin_clean_pending_list(gin) from to_regclass(${name}) as gin where gin is not null`.execute(db)
-      await sql`analyze ${sql.table(ENTITIES)}, ${sql.table(TERMS)}`.execute(db)
+      await sql`vacuum (analyze) ${sql.table(TERMS)}`.execute(db)
+      await sql`analyze ${sql.table(ENTITIES)}`.execute(db)
     },
 
     // The database is the store's.

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type SqlBool } from 'kysely'
 import { CONTRACT_COLUMNS } from '../contract/fields.js'
 import { ENTITY_FILTER_INDEXES } from '../kysely/migrations.js'
 import type { SqlDialect } from '../kysely/sql-dialect.js'
@@ -96,6 +96,9 @@ export async function createTables(db: Kysely<any>, dialect: SqlDialect, dimensi
     .addPrimaryKeyConstraint('search_terms_key', ['field', 'term'])
     .execute()
   await sql`create index if not exists search_terms_tokens on ${sql.table(TERMS)} using gin (term gin_trgm_ops) where field = ${sql.lit(TERM_FIELDS.tokens)}`.execute(db)
+  // The tokens of other letters than a to z and digits alone: a typed word's typos among them (`müller`
+  // for `muller`), where its ASCII typos are listed and looked up by key (`vocabularyNear`).
+  await sql`create index if not exists ${sql.id(OTHER_TOKENS)} on ${sql.table(TERMS)} using gin (term gin_trgm_ops) where ${OTHER_TOKENS_WHERE}`.execute(db)
   await db.schema
     .createTable(STATE)
     .ifNotExists()
@@ -110,9 +113,12 @@ export async function createTables(db: Kysely<any>, dialect: SqlDialect, dimensi
 }
 
 const PREFILTERED_DOCUMENT = 'search_entities_prefiltered_document'
+const OTHER_TOKENS = 'search_terms_other_tokens'
+/** The predicate of the index of tokens beyond ASCII letters and digits: a query names it as it is, so that the planner takes the index. */
+export const OTHER_TOKENS_WHERE = sql<SqlBool>`field = ${sql.lit(TERM_FIELDS.tokens)} and term !~ '^[a-z0-9]*$'`
 
 /** The GIN indexes, whose recent rows wait in a pending list that every search reads until it is merged (the last only with btree_gin). */
-export const GIN_INDEXES = ['search_entities_document', 'search_entities_names', 'search_terms_tokens', PREFILTERED_DOCUMENT] as const
+export const GIN_INDEXES = ['search_entities_document', 'search_entities_names', 'search_terms_tokens', OTHER_TOKENS, PREFILTERED_DOCUMENT] as const
 
 export async function dropTables(db: Kysely<any>): Promise<void> {
   for (const table of [ENTITIES, TERMS, STATE]) await db.schema.dropTable(table).ifExists().execute()

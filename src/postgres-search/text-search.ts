@@ -5,7 +5,7 @@ import type { SqlDialect } from '../kysely/sql-dialect.js'
 import type { TextHit, TextQuery } from '../ports/search-index.js'
 import { BM25, bestFirst, idf, nearTokens, textHitOf, type FieldStatistics, type ScoredText } from '../search/bm25.js'
 import { MATCH_WEIGHTS, trigramsOf, typoAllowance } from '../search/text.js'
-import { ENTITIES, STATE, TERM_FIELDS, TERMS } from './schema.js'
+import { ENTITIES, OTHER_TOKENS_WHERE, STATE, TERM_FIELDS, TERMS } from './schema.js'
 
 /** PostgreSQL refuses a lexeme of 2 KB or more; no one types one, so it is left out of the text and the queries. */
 const MAX_LEXEME_BYTES = 2046
@@ -78,7 +78,12 @@ const MIN_CANDIDATES = 200
 export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]> {
   const typed = query.words.map((word) => word.token)
   const names = query.words.flatMap((word) => word.names)
-  const near = await vocabularyNear(db, typed.filter((token) => typoAllowance(token) > 0 && fits(token)))
+  const everyWord = [...new Set(typed)]
+  // Independent of each other: the typos' lookup, and the prefilter's share (only the every-word step reads it).
+  const [near, filtered] = await Promise.all([
+    vocabularyNear(db, typed.filter((token) => typoAllowance(token) > 0 && fits(token))),
+    everyWord.length > 1 ? plannedRows(db, dialect, qualifiers) : null,
+  ])
   const nearby = query.words.flatMap((word) => nearTokens(word.token, near))
   const matches: Expression<SqlBool>[] = []
   if (query.phrases.length > 0) {
@@ -96,9 +101,8 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
   // Common words: when enough rows hold every word as typed, they are the answer (search puts what
   // matched every word first), and the rows holding any of them need not be ranked (two common words
   // at 1,000,000 rows: 160,000 of those against 7,000 of these).
-  const everyWord = [...new Set(typed)]
   let rows: EntityText[] = []
-  if (everyWord.length > 1 && everyWord.every(fits) && expectedHolders(known.tokens, everyWord) >= count) {
+  if (everyWord.length > 1 && everyWord.every(fits) && expectedHolders(known.tokens, everyWord) * Math.min(1, (filtered ?? known.tokens.count) / Math.max(1, known.tokens.count)) >= count) {
     rows = await candidatesWhere(sql<SqlBool>`document @@ ${everyWord.map((token) => `${lexeme(token)}:D`).join(' & ')}::tsquery and ${sql.join(matches.length > 0 ? matches : [sql`true`], sql` and `)}`)
   }
   if (rows.length < count) {
@@ -122,6 +126,18 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
   )
   const hits = candidates.flatMap((candidate) => textHitOf(query, candidate, { ...statistics, phraseHolders }) ?? [])
   return hits.sort(bestFirst).slice(0, limit)
+}
+
+/**
+ * The rows that the qualifiers keep, as the planner estimates them (its statistics, no rows read;
+ * null with no qualifiers: every row): under a narrow prefilter few rows hold every word, and asking
+ * for them first is a query wasted (two common words under a 2% prefilter at 1,000,000 rows: 140).
+ */
+async function plannedRows(db: Kysely<any>, dialect: SqlDialect, qualifiers: readonly Qualifier[]): Promise<number | null> {
+  if (qualifiers.length === 0) return null
+  const compiled = db.selectFrom(ENTITIES).select(sql`1`.as('one')).where(qualifiersToSql(qualifiers, dialect)).compile()
+  const { rows } = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>({ ...compiled, sql: `explain (format json) ${compiled.sql}` })
+  return rows[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? null
 }
 
 /** `ts_rank` of a term that occurs once, at a weight of 1. */
@@ -174,25 +190,51 @@ function estimateOf(query: TextQuery, nearby: readonly string[], statistics: Rec
  * for words of ASCII letters and digits: `pg_trgm` splits others, or reads their letters by locale.
  */
 function typoSimilarity(token: string): number {
-  if (!/^[a-z0-9]+$/.test(token)) return TYPO_SIMILARITY
+  if (!ASCII_WORD.test(token)) return TYPO_SIMILARITY
   const allowance = typoAllowance(token)
   const trigrams = new Set(trigramsOf(`  ${token} `)).size
   return (trigrams - 3 * allowance) / (trigrams + 3 * allowance)
 }
 
-/** The indexed tokens that may be typos of `tokens` (trigram similarity; `nearTokens` decides). */
+/** Letters and digits: the typos of a word made of them are listed (`oneEditAway`) rather than searched. */
+const ASCII_WORD = /^[a-z0-9]+$/
+const ASCII_LETTERS = 'abcdefghijklmnopqrstuvwxyz0123456789'
+
+/** The word and every word of ASCII letters and digits one edit from it (a 7-letter word: 540). */
+function oneEditAway(token: string): string[] {
+  const words = new Set([token])
+  for (let at = 0; at <= token.length; at++) {
+    if (at < token.length) words.add(token.slice(0, at) + token.slice(at + 1))
+    for (const letter of ASCII_LETTERS) {
+      words.add(token.slice(0, at) + letter + token.slice(at))
+      if (at < token.length) words.add(token.slice(0, at) + letter + token.slice(at + 1))
+    }
+  }
+  return [...words]
+}
+
+/**
+ * The indexed tokens that may be typos of `tokens` (`nearTokens` decides). A word of ASCII letters
+ * and digits allowed one edit has its ASCII typos listed and looked up by key, and the trigram
+ * index of the tokens of other letters searched: the trigram index of every token read 5,000 terms
+ * for a 5-letter prefix of a surname at 1,000,000 entities (17 ms idle), which share 2 of its 6
+ * trigrams, more than an edit keeps. Other words ask the trigram index of every token.
+ */
 async function vocabularyNear(db: Kysely<any>, tokens: readonly string[]): Promise<string[]> {
   if (tokens.length === 0) return []
+  const listed = tokens.filter((token) => typoAllowance(token) === 1 && ASCII_WORD.test(token))
   // A margin below the bound, for pg_trgm's single-precision arithmetic.
   const threshold = Math.max(TYPO_SIMILARITY, Math.min(...tokens.map(typoSimilarity)) - 0.01)
   return db.transaction().execute(async (transaction) => {
     await sql`select set_config('pg_trgm.similarity_threshold', ${String(threshold)}, true)`.execute(transaction)
+    const searched = tokens.filter((token) => !listed.includes(token)).map((token) => sql<SqlBool>`(field = ${TERM_FIELDS.tokens} and term % ${token})`)
+    const others = listed.map((token) => sql<SqlBool>`(${OTHER_TOKENS_WHERE} and term % ${token})`)
+    const keys = listed.length === 0 ? [] : [sql<SqlBool>`(field = ${TERM_FIELDS.tokens} and term = any(${[...new Set(listed.flatMap(oneEditAway))]}::text[]))`]
     const rows = await transaction
       .selectFrom(TERMS)
       .select('term')
-      .where('field', '=', TERM_FIELDS.tokens)
       .where('holders', '>', 0)
-      .where((eb) => eb.or(tokens.map((token) => sql<SqlBool>`term % ${token}`)))
+      .where(sql<SqlBool>`(${sql.join([...keys, ...others, ...searched], sql` or `)})`)
       .execute()
     return rows.map((row) => row.term as string)
   })
@@ -202,18 +244,20 @@ type Fields = 'tokens' | 'names' | 'trigrams'
 
 /** BM25's statistics of the three fields, for the terms a query scores. */
 async function statisticsOf(db: Kysely<any>, terms: Record<Fields, string[]>): Promise<Record<Fields, FieldStatistics>> {
-  const state = await db.selectFrom(STATE).select(['documents', 'token_length', 'name_length', 'trigram_length']).executeTakeFirstOrThrow()
+  const pairs = (Object.keys(terms) as Fields[]).flatMap((field) => [...new Set(terms[field])].map((term) => [TERM_FIELDS[field], term] as const))
+  const [state, rows] = await Promise.all([
+    db.selectFrom(STATE).select(['documents', 'token_length', 'name_length', 'trigram_length']).executeTakeFirstOrThrow(),
+    pairs.length === 0
+      ? []
+      : db
+          .selectFrom(TERMS)
+          .select(['field', 'term', 'holders'])
+          .where(sql<SqlBool>`(field, term) in (select * from unnest(${pairs.map(([field]) => field)}::text[], ${pairs.map(([, term]) => term)}::text[]))`)
+          .execute(),
+  ])
   const count = Number(state.documents)
   const holders = new Map<string, number>()
-  const pairs = (Object.keys(terms) as Fields[]).flatMap((field) => [...new Set(terms[field])].map((term) => [TERM_FIELDS[field], term] as const))
-  if (pairs.length > 0) {
-    const rows = await db
-      .selectFrom(TERMS)
-      .select(['field', 'term', 'holders'])
-      .where(sql<SqlBool>`(field, term) in (select * from unnest(${pairs.map(([field]) => field)}::text[], ${pairs.map(([, term]) => term)}::text[]))`)
-      .execute()
-    for (const row of rows) holders.set(`${row.field} ${row.term}`, Number(row.holders))
-  }
+  for (const row of rows) holders.set(`${row.field} ${row.term}`, Number(row.holders))
   const field = (name: Fields, length: unknown): FieldStatistics => ({
     count,
     averageLength: Number(length) / Math.max(1, count),

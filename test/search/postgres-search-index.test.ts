@@ -46,7 +46,8 @@ describe('the search index inside PostgreSQL', () => {
         state: { cursor: '1', embedderId: 'none' },
       },
       { upserts: [entity('a2', { type: 'person', name: 'Amelia Adams', title: 'Representative for Ohio' })], removals: ['a3', 'a4'], state: { cursor: '2', embedderId: 'none' } },
-      { upserts: [entity('a5', { type: 'committee', title: 'House Committee on Agriculture' })], removals: [], state: { cursor: '3', embedderId: 'none' } },
+      // A name beyond ASCII letters: `muller` is a typo of it (its typos are not listed, but searched).
+      { upserts: [entity('a5', { type: 'committee', title: 'House Committee on Agriculture' }), entity('a6', { type: 'person', name: 'Greta Müller' })], removals: [], state: { cursor: '3', embedderId: 'none' } },
     ]
     for (const step of steps) {
       await postgres.apply(step)
@@ -55,7 +56,7 @@ describe('the search index inside PostgreSQL', () => {
     expect(await postgres.state()).toEqual({ cursor: '3', embedderId: 'none' })
     // Merging the GIN indexes' pending rows changes no answer.
     await postgres.optimize()
-    for (const q of ['amy senator', 'klobu', 'agriculture committee', 'adams', '"committee on agriculture"', 'senatr', 'representative type:person']) {
+    for (const q of ['amy senator', 'klobu', 'agriculture committee', 'adams', '"committee on agriculture"', 'senatr', 'adamz', 'muller', 'representative type:person']) {
       const { text, qualifiers } = parseGffs(q, { allowFreeText: true })
       const query = textQueryOf(text, new Map())
       const [expected, found] = await Promise.all([memory.fullText(query, qualifiers, 10), postgres.fullText(query, qualifiers, 10)])
@@ -65,6 +66,8 @@ describe('the search index inside PostgreSQL', () => {
         expect(hit.matched, q).toBe(expected[position]!.matched)
       })
     }
+    // Found, not only missed by both.
+    expect((await postgres.fullText(textQueryOf(parseGffs('muller', { allowFreeText: true }).text, new Map()), [], 10)).map((hit) => hit.id)).toEqual(['a6'])
   })
 
   it('scores only the best candidates by its SQL estimate, yet ranks as scoring every match does: common words, typos, prefixes, under a prefilter', STARTS, async () => {
