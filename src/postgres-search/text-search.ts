@@ -95,7 +95,7 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
   const terms = { tokens: [...typed, ...nearby], names, trigrams: partsOfNames.flatMap(trigramsOf) }
   const known = await statisticsOf(db, terms)
   const count = Math.max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT)
-  const estimate = estimateOf(query, nearby, known)
+  const estimate = estimateOf(query, nearby, partsOfNames, known)
   const candidatesWhere = async (match: Expression<SqlBool>) =>
     (await db.selectFrom(ENTITIES).select(['id', 'tokens', 'names']).where(qualifiersToSql(qualifiers, dialect)).where(match).orderBy(estimate, 'desc').orderBy('id').limit(count).execute()) as EntityText[]
   // Common words: when enough rows hold every word as typed, they are the answer (search puts what
@@ -155,7 +155,7 @@ function expectedHolders(field: FieldStatistics, tokens: readonly string[]): num
  * as BM25's length normalization does. Rare words thus come before common ones, and a row holding
  * more of the words before one holding fewer.
  */
-function estimateOf(query: TextQuery, nearby: readonly string[], statistics: Record<Fields, FieldStatistics>): Expression<number> {
+function estimateOf(query: TextQuery, nearby: readonly string[], partsOfNames: readonly string[], statistics: Record<Fields, FieldStatistics>): Expression<number> {
   const weights = new Map<string, number>()
   // Keyed by the weight class the term is at (`documentOf`): D for tokens, A for name words.
   const add = (term: string, weight: number) => weights.set(term, (weights.get(term) ?? 0) + weight)
@@ -173,7 +173,7 @@ function estimateOf(query: TextQuery, nearby: readonly string[], statistics: Rec
   const parts: Expression<number>[] = [...weights].map(
     ([key, weight]) => sql<number>`${weight / RANK_OF_ONE}::float8 * ts_rank(${key.startsWith('D') ? '{1,0,0,0}' : '{0,0,0,1}'}::float4[], document, ${key.slice(1)}::tsquery)`,
   )
-  for (const name of new Set(query.words.flatMap((word) => word.names).filter((name) => name.length >= 3))) {
+  for (const name of new Set(partsOfNames)) {
     const weight = MATCH_WEIGHTS.nameTrigram * trigramsOf(name).reduce((sum, gram) => sum + idfOf(statistics.trigrams, gram), 0)
     parts.push(sql<number>`case when names like ${containing(name)} then ${weight}::float8 else 0 end`)
   }
