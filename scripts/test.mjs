@@ -39,10 +39,16 @@ const ALONE = ['test/faults/', 'test/perf/']
 const given = process.argv.slice(2)
 const phases = given.length > 0 ? [given] : [ALONE.map((folder) => `--exclude=${folder}**`), [...ALONE, '--no-file-parallelism']]
 
+function firstLine(text) {
+  return (text ?? '').split('\n').find((line) => line.trim() !== '')?.trim().slice(0, 300) ?? ''
+}
+
 let passed = 0
 let failed = 0
 let skipped = 0
 let status = 0
+// The names of the failed tests, printed again at the end: CI keeps only the tail of the output.
+const failures = []
 for (const [index, args] of phases.entries()) {
   const results = join(tmpdir(), `entity-registry-vitest-${process.pid}-${index}.json`)
   const run = spawnSync(process.execPath, [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile=${results}`, ...args], {
@@ -55,6 +61,12 @@ for (const [index, args] of phases.entries()) {
     passed += report.numPassedTests
     failed += report.numFailedTests + (report.numFailedTestSuites > 0 && report.numFailedTests === 0 ? report.numFailedTestSuites : 0)
     skipped += report.numPendingTests + report.numTodoTests
+    for (const file of report.testResults) {
+      const name = file.name.replace(`${process.cwd()}/`, '')
+      const failedTests = file.assertionResults.filter((test) => test.status === 'failed')
+      for (const test of failedTests) failures.push(`${name} > ${test.fullName}: ${firstLine(test.failureMessages[0])}`)
+      if (file.status === 'failed' && failedTests.length === 0) failures.push(`${name}: ${firstLine(file.message)}`)
+    }
     rmSync(results, { force: true })
   } catch {
     failed = Math.max(failed, 1)
@@ -62,6 +74,7 @@ for (const [index, args] of phases.entries()) {
   }
 }
 for (const note of notes) console.log(note)
+for (const failure of failures) console.log(`FAILED ${failure}`)
 const code = status === 0 && failed === 0 ? 0 : 1
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`)
 process.exit(code)
