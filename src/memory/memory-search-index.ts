@@ -1,7 +1,7 @@
 import type { PublicSnapshot } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { IndexedEntity, IndexState, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
-import { bestFirst, fieldStatistics, textHitOf, type ScoredText, type TextStatistics } from '../search/bm25.js'
+import { bestFirst, fieldStatistics, textScorer, type ScoredText, type TextStatistics } from '../search/bm25.js'
 import { withPassageText } from '../search/passage-ranks.js'
 import { containsPhrase, trigramsOf } from '../search/text.js'
 
@@ -62,7 +62,8 @@ function rankText(all: readonly ScoredText[], candidates: readonly ScoredText[],
     trigrams: fieldStatistics(all.map((text) => trigramsOf(text.names.join(' ')))),
     phraseHolders: query.phrases.map((phrase) => all.filter((text) => containsPhrase(text.tokens, phrase)).length),
   }
-  return candidates.flatMap((text) => textHitOf(query, text, statistics, { exactWords }) ?? []).sort(bestFirst)
+  const score = textScorer(query, statistics, { exactWords })
+  return candidates.flatMap((text) => score(text) ?? []).sort(bestFirst)
 }
 
 function dot(a: Float32Array, b: Float32Array): number {

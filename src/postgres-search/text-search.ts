@@ -3,7 +3,7 @@ import type { Qualifier } from '../gffs/types.js'
 import { qualifiersToSql } from '../kysely/gffs-to-sql.js'
 import type { SqlDialect } from '../kysely/sql-dialect.js'
 import type { TextHit, TextQuery } from '../ports/search-index.js'
-import { BM25, bestFirst, idf, nearTokens, textHitOf, type FieldStatistics, type ScoredText } from '../search/bm25.js'
+import { BM25, bestFirst, idf, nearTokens, textScorer, type FieldStatistics, type ScoredText } from '../search/bm25.js'
 import { MATCH_WEIGHTS, trigramsOf, typoAllowance } from '../search/text.js'
 import { ENTITIES, OTHER_TOKENS_WHERE, STATE, TERM_FIELDS, TERMS } from './schema.js'
 
@@ -70,7 +70,7 @@ const CANDIDATES_PER_HIT = 5
 const MIN_CANDIDATES = 200
 
 /**
- * Full text as the memory index ranks it (`textHitOf`): the database finds the candidates (GIN over
+ * Full text as the memory index ranks it (`textScorer`): the database finds the candidates (GIN over
  * the `tsvector` for tokens, typos and name words, the trigram index for parts of names) under the
  * qualifiers' SQL, keeps the best by its estimate, and keeps the statistics BM25 reads; the
  * candidates are scored here.
@@ -117,14 +117,15 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
   const candidates = rows.map((row): ScoredText => ({ id: row.id, tokens: termsOf(row.tokens), names: termsOf(row.names) }))
   if (candidates.length === 0) return []
   // The candidates' own near tokens of a typed one are scored too: their statistics, if not read yet.
-  const candidateTokens = candidates.flatMap((candidate) => candidate.tokens)
+  const candidateTokens = [...new Set(candidates.flatMap((candidate) => candidate.tokens))]
   const read = new Set(terms.tokens)
   const unread = typed.flatMap((token) => nearTokens(token, candidateTokens)).filter((token) => !read.has(token))
   const statistics = unread.length === 0 ? known : await statisticsOf(db, { ...terms, tokens: [...terms.tokens, ...unread] })
   const phraseHolders = await Promise.all(
     query.phrases.map(async (phrase) => Number((await sql<{ holders: string }>`select count(*) as holders from ${sql.table(ENTITIES)} where document @@ ${phraseQueryOf(phrase)}::tsquery`.execute(db)).rows[0]!.holders)),
   )
-  const hits = candidates.flatMap((candidate) => textHitOf(query, candidate, { ...statistics, phraseHolders }) ?? [])
+  const score = textScorer(query, { ...statistics, phraseHolders })
+  const hits = candidates.flatMap((candidate) => score(candidate) ?? [])
   return hits.sort(bestFirst).slice(0, limit)
 }
 
@@ -160,7 +161,7 @@ function estimateOf(query: TextQuery, nearby: readonly string[], partsOfNames: r
   // Keyed by the weight class the term is at (`documentOf`): D for tokens, A for name words.
   const add = (term: string, weight: number) => weights.set(term, (weights.get(term) ?? 0) + weight)
   const idfOf = (field: FieldStatistics, term: string) => idf(field, field.holders(term))
-  // A typed token matches the fuzzy clause too (`textHitOf`).
+  // A typed token matches the fuzzy clause too (`textScorer`).
   for (const { token } of query.words) {
     if (fits(token)) add(`D${lexeme(token)}`, (MATCH_WEIGHTS.word + (typoAllowance(token) > 0 ? MATCH_WEIGHTS.nearWord : 0)) * idfOf(statistics.tokens, token))
   }
