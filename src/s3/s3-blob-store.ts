@@ -2,7 +2,9 @@ import type { BlobInfo, BlobStore, ByteRange } from '../ports/blob-store.js'
 import { DependencyUnavailableError } from '../ports/dependency.js'
 import type { Readable } from 'node:stream'
 import { nodeBackedStream } from '../blobs/node-backed-stream.js'
+import { takeDownloadWindows } from '../blobs/stream-chunk-size.js'
 import { withNodeStallTimeout, withStallTimeout } from './stall-timeout.js'
+import { windowedDownload } from './windowed-download.js'
 
 /**
  * What the store needs of an S3 client: `@aws-sdk/client-s3`'s `S3Client` has it. Typed here so
@@ -40,8 +42,8 @@ type Sdk = typeof import('@aws-sdk/client-s3')
 
 /**
  * Rendition bytes on S3-compatible object storage (S3, R2, MinIO). Uploads stream in parts and
- * downloads stream from the object, so memory does not grow with a blob; sizes, ranges and ETags
- * come from the object store's own metadata.
+ * downloads read the object a range at a time, so memory does not grow with a blob nor with the
+ * clients that stop reading; sizes, ranges and ETags come from the object store's own metadata.
  */
 export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
   const prefix = options.prefix ?? ''
@@ -60,21 +62,54 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     return `${prefix}${key}`
   }
   /**
-   * One call, bounded by the timeout; aborted only until it has answered, so that a long body is
-   * streamed to its end. Anything but a missing object means the store is away.
+   * One call, bounded by the timeout (and ended by `signal`, when given). Anything but a missing
+   * object, a range past its end or a changed version means the store is away.
    */
-  const send = async (command: object): Promise<unknown> => {
+  const send = async (command: object, signal?: AbortSignal): Promise<unknown> => {
     const { client } = await load()
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(), timeoutMs)
+    const abort = () => controller.abort()
+    signal?.addEventListener('abort', abort)
     try {
       return await client.send(command, { abortSignal: controller.signal })
     } catch (error) {
+      if (signal?.aborted) throw error
       if (controller.signal.aborted) throw unavailable(new Error(`no answer within ${timeoutMs} ms`, { cause: error }))
-      throw isNotFound(error) ? error : unavailable(error)
+      throw isNotFound(error) || statusOf(error) === 412 || statusOf(error) === 416 ? error : unavailable(error)
     } finally {
       clearTimeout(timer)
+      signal?.removeEventListener('abort', abort)
     }
+  }
+  /**
+   * The bytes `from` to `to` (inclusive) whole, with the object's size and version; only of that
+   * version when given (it changed: an error, not bytes of two versions in one download).
+   */
+  const readWindow = async (key: string, from: number, to: number, version?: string, signal?: AbortSignal) => {
+    const { sdk } = await load()
+    const object = (await send(new sdk.GetObjectCommand({ Bucket: bucket, Key: keyOf(key), Range: `bytes=${from}-${to}`, ...(version ? { IfMatch: version } : {}) }), signal)) as {
+      Body?: SdkBody
+      ContentRange?: string
+      ETag?: string
+    }
+    const size = Number(/\/(\d+)$/.exec(object.ContentRange ?? '')?.[1] ?? NaN)
+    if (object.Body === undefined || !Number.isSafeInteger(size)) throw unavailable(new Error('the object store answered a range without its size'))
+    // Checked here too: not every S3-compatible server honours If-Match (s3rver does not).
+    if (version !== undefined && object.ETag !== version) {
+      discard(object.Body)
+      throw new Error('the object changed during the download')
+    }
+    // An empty object (S3 refuses the range with a 416; s3rver answers it, announcing a byte it never sends).
+    if (size === 0) {
+      discard(object.Body)
+      return { chunks: [], size, version: object.ETag ?? '' }
+    }
+    const stalled = () => unavailable(new Error(`the object store sent nothing for ${timeoutMs} ms`))
+    const chunks: Uint8Array[] = []
+    const body = isNodeReadable(object.Body) ? withNodeStallTimeout(object.Body, timeoutMs, stalled) : withStallTimeout(object.Body.transformToWebStream(), timeoutMs, stalled)
+    for await (const chunk of body as AsyncIterable<Uint8Array>) chunks.push(chunk)
+    return { chunks, size, version: object.ETag ?? '' }
   }
 
   return {
@@ -119,21 +154,20 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     },
 
     async get(key, range?: ByteRange) {
-      const { sdk } = await load()
+      // Read a window at a time, each whole: a client that stops reading holds one window (a share
+      // of a budget that all downloads share), not the object store's connection and its reads.
+      const windows = takeDownloadWindows()
       try {
-        const object = (await send(
-          new sdk.GetObjectCommand({ Bucket: bucket, Key: keyOf(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
-        )) as { Body?: SdkBody }
-        if (object.Body === undefined) return null
-        const stalled = () => unavailable(new Error(`the object store sent nothing for ${timeoutMs} ms`))
-        if (isNodeReadable(object.Body)) {
-          // On Node the body is the HTTP response itself: handed on as a Node stream, it is piped to
-          // the client without the Web stream stages that each held a chunk for a stalled client.
-          return nodeBackedStream(await withNodeStallTimeout(object.Body, timeoutMs, stalled))
-        }
-        return withStallTimeout(object.Body.transformToWebStream(), timeoutMs, stalled)
+        const from = range?.start ?? 0
+        const first = await readWindow(key, from, Math.min(range?.end ?? Infinity, from + windows.next() - 1))
+        const end = Math.min(range?.end ?? Infinity, first.size - 1)
+        const read = (start: number, to: number, signal: AbortSignal) => readWindow(key, start, to, first.version, signal).then((window) => window.chunks)
+        return nodeBackedStream(windowedDownload({ first: first.chunks, from: from + byteLength(first.chunks), end, windows, read }))
       } catch (error) {
+        windows.release()
         if (isNotFound(error)) return null
+        // A range from 0 of an empty object is past its end: the object is there, with no bytes.
+        if (statusOf(error) === 416 && (range?.start ?? 0) === 0) return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() })
         throw error
       }
     },
@@ -197,6 +231,20 @@ function isNodeReadable(body: SdkBody): body is Readable & SdkBody {
 
 function infoOf(size: number | undefined, etag: string | undefined): BlobInfo {
   return { size: size ?? 0, version: (etag ?? '').replace(/^W\//, '').replaceAll('"', '') }
+}
+
+/** Closes a body unread, and its connection. */
+function discard(body: SdkBody): void {
+  if (isNodeReadable(body)) body.destroy()
+  else void body.transformToWebStream().cancel().catch(() => undefined)
+}
+
+function statusOf(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
+}
+
+function byteLength(chunks: readonly Uint8Array[]): number {
+  return chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0)
 }
 
 function isNotFound(error: unknown): boolean {

@@ -1,4 +1,4 @@
-import type { Readable, Transform } from 'node:stream'
+import type { Readable } from 'node:stream'
 
 /**
  * `body`, failing with `stalled()` when a read waits longer than `ms` for the source. Only a read
@@ -33,33 +33,26 @@ export function withStallTimeout(body: ReadableStream<Uint8Array>, ms: number, s
 }
 
 /**
- * The same for a Node stream (the SDK's body on Node), as a Node stream: the Node adapter pipes it
- * to the socket as it is. The timer runs only from the consumer asking for bytes (`_read`) until
- * the next arrive; a client that stopped reading never asks.
+ * The same for a Node stream (the SDK's body on Node), watched in place rather than piped through a
+ * stage of its own: each stage holds a chunk of up to 64 KiB (the size of a socket read) for a client
+ * that stopped reading, and a thousand such clients made that 64 MB. The timer runs from the stream
+ * asking its source for bytes (`_read`, when its consumer wants more) until the source gives some
+ * (`push`); a consumer that stopped reading leaves the stream full, and it asks for nothing. The
+ * Node adapter pipes the body to the socket as it is.
  */
-export async function withNodeStallTimeout(body: Readable, ms: number, stalled: () => Error): Promise<Readable> {
-  const { PassThrough, pipeline } = await import('node:stream')
+export function withNodeStallTimeout(body: Readable, ms: number, stalled: () => Error): Readable {
   let timer: ReturnType<typeof setTimeout> | undefined
-  const guard: Transform = new PassThrough({
-    // Holds no more than the chunk in hand: the body's own buffer is what waits for a slow client.
-    highWaterMark: 0,
-    transform(chunk, _encoding, done) {
-      clearTimeout(timer)
-      timer = undefined
-      done(null, chunk)
-    },
-    flush(done) {
-      clearTimeout(timer)
-      done()
-    },
-  })
-  const read = guard._read.bind(guard)
-  guard._read = (size) => {
-    timer ??= setTimeout(() => guard.destroy(stalled()), ms)
+  const read = body._read.bind(body)
+  const push = body.push.bind(body)
+  body._read = (size) => {
+    timer ??= setTimeout(() => body.destroy(stalled()), ms)
     read(size)
   }
-  guard.once('close', () => clearTimeout(timer))
-  // Either side's end or failure ends both: a client gone destroys the body, and its connection.
-  pipeline(body, guard, () => undefined)
-  return guard
+  body.push = (chunk, encoding) => {
+    clearTimeout(timer)
+    timer = undefined
+    return push(chunk, encoding)
+  }
+  body.once('close', () => clearTimeout(timer))
+  return body
 }

@@ -39,6 +39,18 @@ describeEachBlobStore('blob store', (blobs) => {
     expect(await read(await blobs().get('rnd_r', { start: 9, end: 9 }))).toEqual(bytesOf('9'))
   })
 
+  it('reads an empty blob, and a large one whole and in ranges exactly, however it reads it in parts', async () => {
+    await blobs().put('rnd_e', new Uint8Array(0))
+    expect(await read(await blobs().get('rnd_e'))).toEqual(new Uint8Array(0))
+    const large = new Uint8Array(3 * 1024 * 1024 + 7).map((_, index) => (index * 7) % 253)
+    await blobs().put('rnd_l', large)
+    expect(Buffer.from((await read(await blobs().get('rnd_l')))!).equals(Buffer.from(large))).toBe(true)
+    for (const [start, end] of [[1, large.length - 1], [65_535, 65_537], [100_000, 2_500_000], [large.length - 1, large.length - 1]] as const) {
+      const part = await read(await blobs().get('rnd_l', { start, end }))
+      expect(Buffer.from(part!).equals(Buffer.from(large.subarray(start, end + 1)))).toBe(true)
+    }
+  })
+
   it('replaces a blob, changing its version, and deletes it', async () => {
     await blobs().put('rnd_v', bytesOf('first'))
     const first = await blobs().stat('rnd_v')

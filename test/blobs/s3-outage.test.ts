@@ -96,14 +96,28 @@ it('answers unavailable for a 5xx, and null for a missing object', async () => {
   expect(await blobs.get('rnd_missing')).toBeNull()
 })
 
-it('fails a download whose body stalls mid-way', async () => {
-  const stalling = await listening(
-    createHttpServer((_request, response) => {
-      response.writeHead(200, { 'Content-Length': '1000', ETag: '"x"' })
-      response.write(new Uint8Array(10))
+/**
+ * An object store whose object has `size` bytes, that answers each range in full but stalls in the
+ * range that starts at `stallFrom`, after 10 bytes of it.
+ */
+async function stallingFrom(stallFrom: number, size = 256 * 1024): Promise<string> {
+  return listening(
+    createHttpServer((request, response) => {
+      const [, first = '0', last = '0'] = /bytes=(\d+)-(\d+)/.exec(request.headers.range ?? '') ?? []
+      const [start, end] = [Number(first), Math.min(Number(last), size - 1)]
+      response.writeHead(206, { 'Content-Length': String(end - start + 1), 'Content-Range': `bytes ${start}-${end}/${size}`, ETag: '"x"' })
+      if (start === stallFrom) response.write(new Uint8Array(10))
+      else response.end(new Uint8Array(end - start + 1))
     }),
   )
-  const body = await storeAt(stalling).get('rnd_a')
+}
+
+it('fails a download whose first bytes stall, before it is handed on: the download answers unavailable', async () => {
+  await expectUnavailable(async () => storeAt(await stallingFrom(0)).get('rnd_a'), TIMEOUT_MS + 1000)
+})
+
+it('fails a download whose body stalls mid-way', async () => {
+  const body = await storeAt(await stallingFrom(64 * 1024)).get('rnd_a')
   const started = Date.now()
   const error = await new Response(body).arrayBuffer().then(
     () => null,
@@ -114,23 +128,32 @@ it('fails a download whose body stalls mid-way', async () => {
 })
 
 it('fails a download whose body stalls mid-way, read as the Node stream the Node adapter pipes', async () => {
-  const stalling = await listening(
-    createHttpServer((_request, response) => {
-      response.writeHead(200, { 'Content-Length': '1000', ETag: '"x"' })
-      response.write(new Uint8Array(10))
-    }),
-  )
-  const body = (await storeAt(stalling).get('rnd_a'))!
+  const body = (await storeAt(await stallingFrom(64 * 1024)).get('rnd_a'))!
   if (!isNodeBacked(body)) expect.unreachable('a download on Node is Node-backed')
   const started = Date.now()
+  let read = 0
   const error = await (async () => {
-    for await (const _chunk of body[NODE_READABLE]()) void _chunk
+    for await (const chunk of body[NODE_READABLE]()) read += (chunk as Buffer).byteLength
   })().then(
     () => null,
     (thrown: unknown) => thrown,
   )
   expect(error).toBeInstanceOf(DependencyUnavailableError)
+  // The first window, and nothing of the one that stalled.
+  expect(read).toBe(64 * 1024)
   expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1000)
+})
+
+it('fails a download whose object is replaced while it reads, rather than mix the bytes of two versions', async () => {
+  const blobs = storeAt(s3.endpoint)
+  await blobs.put('rnd_replaced', new Uint8Array(1024 * 1024).fill(1))
+  const body = await blobs.get('rnd_replaced')
+  await blobs.put('rnd_replaced', new Uint8Array(1024 * 1024).fill(2))
+  const read = await new Response(body).arrayBuffer().then(
+    (bytes) => new Uint8Array(bytes),
+    (thrown: unknown) => thrown,
+  )
+  expect(read).toBeInstanceOf(Error)
 })
 
 it('streams a download, as a Node stream, to a reader that pauses longer than the timeout', async () => {
