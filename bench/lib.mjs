@@ -15,18 +15,46 @@ export const ROOT = new URL('..', import.meta.url).pathname
 
 /**
  * Starts a server in its own process group and resolves when it prints "listening on URL": its URL,
- * its pid, and a stop function that ends the whole group (`npm start` runs the server as a child).
+ * the admin port's URL when it printed one (`--admin-port`), its pid, and a stop function that ends
+ * the whole group (`npm start` runs the server as a child).
  */
 export function startServer(command, args, { cwd = ROOT, env = {} } = {}) {
   const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], detached: true })
+  let admin
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}`)))
     createInterface({ input: child.stdout }).on('line', (line) => {
+      admin ??= /^admin \(.*\) on (http:\/\/\S+)$/.exec(line)?.[1]
       const match = /^listening on (http:\/\/\S+)$/.exec(line)
-      if (match) resolve({ url: match[1], pid: child.pid, stop: () => process.kill(-child.pid, 'SIGTERM') })
+      if (match) resolve({ url: match[1], admin, pid: child.pid, stop: () => process.kill(-child.pid, 'SIGTERM') })
     })
   })
 }
+
+/**
+ * One client of a load benchmark: sends the paths in turn from `first`, each as soon as the last is
+ * answered, while `going()`, and tells `record(milliseconds, failure, path)` of each request; a
+ * failure is a 5xx (`503 /v1/search`) or no answer within 10 s (`no answer (TimeoutError)`), otherwise null.
+ */
+export async function client(url, paths, { first = 0, going, record }) {
+  let next = first
+  while (going()) {
+    const path = paths[next++ % paths.length]()
+    const sentAt = performance.now()
+    let failure = null
+    try {
+      const response = await fetch(`${url}${path}`, { headers: { Authorization: `Bearer ${KEY}` }, signal: AbortSignal.timeout(10_000) })
+      await response.arrayBuffer()
+      if (response.status >= 500) failure = `${response.status} ${path.split('?')[0]}`
+    } catch (error) {
+      failure = `no answer (${error.name})`
+    }
+    record(performance.now() - sentAt, failure, path)
+  }
+}
+
+/** The value at quantile `q` (0 to 1) of ascending `sorted` samples; 0 when there are none. */
+export const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0
 
 /** Opens (building it on first use) a SQLite store under bench/.data; an interrupted build is not kept. */
 export async function cachedSqliteStore(name, build, tuning = {}) {
@@ -100,6 +128,12 @@ export const WORDS = ('health care insurance tax relief budget defense energy wa
   'ocean fish climate weather disaster emergency police court judge prison drug medicine hospital doctor patient nurse senior ' +
   'retirement pension security privacy internet science research space technology small business export import tariff ' +
   'election vote census postal museum library art music sport youth women immigrant refugee city rural county state nation').split(' ')
+// Names made of syllables, so that typos and prefixes meet realistic neighbours (a surname one edit from another).
+const SYLLABLES = 'ka lo bu char mi den ver sal ton ri ga nel bro wic fen dor mar tis quin hal pe zor lu van sik ob ter ham yel cor'.split(' ')
+export const wordOf = (n, syllables) => Array.from({ length: syllables }, (_, position) => SYLLABLES[Math.floor(n / SYLLABLES.length ** position) % SYLLABLES.length]).join('')
+export const FIRST_NAMES = 'john mary james patricia robert jennifer michael linda william elizabeth david barbara richard susan joseph jessica thomas sarah charles karen amy kamala joe bernie nancy mitch chuck elena sonia ruth'.split(' ')
+/** Entity n's surname, one of 20,000. */
+export const surnameOf = (n) => wordOf((n * 7919) % 20_000, 3)
 const STATES = ['AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS', 'KY', 'LA', 'ME', 'MD', 'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY', 'NC', 'ND', 'OH', 'OK', 'OR', 'PA', 'RI', 'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY']
 
 /** Entity n: ids in a fixed-width base-36 form so that sort order is n order. */

@@ -18,7 +18,7 @@ import { tokenize } from '../dist/index.js'
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { createPostgresSearchIndex } from '../dist/postgres-search/index.js'
-import { DATA_DIR, idOf, machine, ms, recordOf, WORDS } from './lib.mjs'
+import { DATA_DIR, FIRST_NAMES, idOf, machine, ms, recordOf, surnameOf, WORDS, wordOf } from './lib.mjs'
 
 const TOTAL = Number(process.argv.find((argument) => /^\d+$/.test(argument)) ?? 100_000)
 const VECTORS = process.argv.includes('--vectors')
@@ -32,18 +32,13 @@ const SAMPLES = 40
 let seed = 7
 const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647
 const pick = (items) => items[Math.floor(random() * items.length)]
-const SYLLABLES = 'ka lo bu char mi den ver sal ton ri ga nel bro wic fen dor mar tis quin hal pe zor lu van sik ob ter ham yel cor'.split(' ')
-const wordOf = (n, syllables) => Array.from({ length: syllables }, (_, position) => SYLLABLES[Math.floor(n / SYLLABLES.length ** position) % SYLLABLES.length]).join('')
-const FIRST = 'john mary james patricia robert jennifer michael linda william elizabeth david barbara richard susan joseph jessica thomas sarah charles karen amy kamala joe bernie nancy mitch chuck elena sonia ruth'.split(' ')
-const SURNAMES = 20_000
 /** Rare words: one in every other entity, each held by about 5 (at any size). */
 const RARE = Math.max(1, Math.floor(TOTAL / 10))
-const surnameOf = (n) => wordOf((n * 7919) % SURNAMES, 3)
 const rareOf = (n) => wordOf(n * 13, 4)
 
 function entityOf(n) {
   const { type, jurisdiction, localType } = recordOf(n)
-  const name = type === 'person' ? `${pick(FIRST)} ${surnameOf(n)}` : undefined
+  const name = type === 'person' ? `${pick(FIRST_NAMES)} ${surnameOf(n)}` : undefined
   const words = Array.from({ length: 5 + Math.floor(random() * 5) }, () => pick(WORDS))
   if (n % 2 === 0) words.push(rareOf(((n / 2) * 7919) % RARE))
   const title = words.join(' ')

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { KEY, machine, recordOf, ROOT, startServer } from './lib.mjs'
+import { client, KEY, machine, quantile, recordOf, ROOT, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -86,24 +86,12 @@ const started = Date.now()
 const minuteNow = () => Math.floor((Date.now() - started) / 60_000)
 const ends = started + minutes * 60_000
 
-async function client(index) {
-  let next = index
-  while (Date.now() < ends) {
-    const path = paths[next++ % paths.length]()
-    const sentAt = performance.now()
-    let failure = null
-    try {
-      const response = await fetch(`${url}${path}`, { headers: auth, signal: AbortSignal.timeout(10_000) })
-      await response.arrayBuffer()
-      if (response.status >= 500) failure = `${response.status} ${path.split('?')[0]}`
-    } catch (error) {
-      failure = `no answer (${error.name})`
-    }
-    const minute = minutesSeen[minuteNow()]
-    if (!minute) break
-    minute.latencies.push(performance.now() - sentAt)
-    if (failure) minute.errors.set(failure, (minute.errors.get(failure) ?? 0) + 1)
-  }
+/** Counts a request in the minute it ended (none past the last minute). */
+function record(latency, failure) {
+  const minute = minutesSeen[minuteNow()]
+  if (!minute) return
+  minute.latencies.push(latency)
+  if (failure) minute.errors.set(failure, (minute.errors.get(failure) ?? 0) + 1)
 }
 
 const imports = []
@@ -117,13 +105,12 @@ const sampler = setInterval(() => {
   if (minute) minute.rss = Math.max(minute.rss, rss())
 }, 5000)
 
-await Promise.all(Array.from({ length: 10 }, (_, index) => client(index)))
+await Promise.all(Array.from({ length: 10 }, (_, index) => client(url, paths, { first: index, going: () => Date.now() < ends, record })))
 clearInterval(importer)
 clearInterval(sampler)
 server.stop()
 await dropDatabase()
 
-const at = (sorted, quantile) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * quantile))] ?? 0
 console.log(`machine: ${machine()}; store: ${options.database}; ${minutes} min, 10 clients, an import of ${importSize} changed records every ${options['import-every']} s`)
 console.log('| minute | requests | errors | p50 ms | p99 ms | RSS MB |')
 console.log('|---|---|---|---|---|---|')
@@ -132,7 +119,7 @@ for (const [index, minute] of minutesSeen.entries()) {
   const sorted = minute.latencies.sort((a, b) => a - b)
   const count = [...minute.errors.values()].reduce((a, b) => a + b, 0)
   errors += count
-  console.log(`| ${index + 1} | ${sorted.length} | ${count}${count ? ` (${[...minute.errors].map(([kind, n]) => `${kind}: ${n}`).join(', ')})` : ''} | ${at(sorted, 0.5).toFixed(1)} | ${at(sorted, 0.99).toFixed(1)} | ${minute.rss.toFixed(0)} |`)
+  console.log(`| ${index + 1} | ${sorted.length} | ${count}${count ? ` (${[...minute.errors].map(([kind, n]) => `${kind}: ${n}`).join(', ')})` : ''} | ${quantile(sorted, 0.5).toFixed(1)} | ${quantile(sorted, 0.99).toFixed(1)} | ${minute.rss.toFixed(0)} |`)
 }
 const failedImports = imports.filter((entry) => entry.code !== 0)
 console.log(`imports: ${imports.length}, failed ${failedImports.length}, slowest ${Math.max(...imports.map((entry) => entry.seconds)).toFixed(1)} s`)
