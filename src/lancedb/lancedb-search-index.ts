@@ -187,11 +187,15 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
       if (upserts.length > 0) await entities.add(upserts.map(rowOf))
       const passageRows = upserts.flatMap(passageRowsOf)
       if (passageRows.length > 0) await passages.add(passageRows)
-      await stateTable.delete('true')
-      await stateTable.add([
-        { key: 'cursor', value: state.cursor },
-        { key: 'embedder', value: state.embedderId },
-      ])
+      // One commit: a delete and an add were two, and a read between them found no cursor (the
+      // whole feed behind, in the lag header and metrics).
+      await stateTable.add(
+        [
+          { key: 'cursor', value: state.cursor },
+          { key: 'embedder', value: state.embedderId },
+        ],
+        { mode: 'overwrite' },
+      )
       await ensureIndexes()
     },
 

@@ -351,3 +351,28 @@ describe('search errors', () => {
     await expectError(await testRegistry(store, { search: Promise.resolve(undefined) }).get('/v1/search?q=health'), 500, 'search_failed')
   })
 })
+
+describe('the state an index keeps', () => {
+  for (const kind of searchIndexKinds.filter((each) => each.skipReason === null)) {
+    it(`is whole whenever it is read, while the indexer writes it [${kind.name}]`, async () => {
+      const { index, dispose } = await kind.open(embedder.dimensions)
+      try {
+        const write = (cursor: number) => index.apply({ upserts: [], removals: [], state: { cursor: String(cursor), embedderId: 'e' } })
+        await write(0)
+        let writing = true
+        const reads: (string | null)[] = []
+        const reading = (async () => {
+          while (writing) reads.push((await index.state()).cursor)
+        })()
+        for (let cursor = 1; cursor <= 30; cursor++) await write(cursor)
+        writing = false
+        await reading
+        // A read between deleting the old state and adding the new one would say the whole feed is behind.
+        expect(reads.length).toBeGreaterThan(0)
+        expect(reads.filter((cursor) => cursor === null)).toEqual([])
+      } finally {
+        await dispose()
+      }
+    })
+  }
+})
