@@ -27,33 +27,3 @@ export function takeStreamChunkSize(): { size: number; release(): void } {
     },
   }
 }
-
-/**
- * Bytes that downloads read whole a window at a time (from an object store) may hold together: each
- * window is at most this shared by the streams open, so 1,000 clients that stopped reading hold
- * 32 MB, not the 160 KB each that a streamed HTTP answer from the object store kept (its socket's
- * reads of 64 KiB, in two stages).
- */
-const WINDOW_BUDGET = 32 * 1024 * 1024
-/** The first window: small, so that the first bytes go out after a short read. */
-const FIRST_WINDOW = 64 * 1024
-const MIN_WINDOW = 16 * 1024
-const MAX_WINDOW = 8 * 1024 * 1024
-
-/**
- * Takes window sizes for a download being opened: each twice the last (fewer requests for a long
- * download), never past its share of the budget as the streams open now share it. `release` when it
- * closes (once; later calls do nothing).
- */
-export function takeDownloadWindows(): { next(): number; release(): void } {
-  const stream = takeStreamChunkSize()
-  let last = 0
-  return {
-    next() {
-      const share = Math.max(MIN_WINDOW, Math.floor(WINDOW_BUDGET / Math.max(1, open)))
-      last = Math.min(MAX_WINDOW, share, last === 0 ? FIRST_WINDOW : last * 2)
-      return last
-    },
-    release: stream.release,
-  }
-}

@@ -2,9 +2,8 @@ import type { BlobInfo, BlobStore, ByteRange } from '../ports/blob-store.js'
 import { DependencyUnavailableError } from '../ports/dependency.js'
 import type { Readable } from 'node:stream'
 import { nodeBackedStream } from '../blobs/node-backed-stream.js'
-import { takeDownloadWindows } from '../blobs/stream-chunk-size.js'
 import { withNodeStallTimeout, withStallTimeout } from './stall-timeout.js'
-import { windowedDownload } from './windowed-download.js'
+import { windowedDownload, type ReadWindow } from '../blobs/windowed-download.js'
 
 /**
  * What the store needs of an S3 client: `@aws-sdk/client-s3`'s `S3Client` has it. Typed here so
@@ -83,33 +82,37 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     }
   }
   /**
-   * The bytes `from` to `to` (inclusive) whole, with the object's size and version; only of that
-   * version when given (it changed: an error, not bytes of two versions in one download).
+   * The bytes `from` to `to` (inclusive) whole, with the object's size; only of `version` when given
+   * (it changed: an error, not bytes of two versions in one download). Null when there is no object.
    */
-  const readWindow = async (key: string, from: number, to: number, version?: string, signal?: AbortSignal) => {
+  const readWindow = async (key: string, from: number, to: number, version: { etag?: string }, signal: AbortSignal): Promise<ReadWindow | null> => {
     const { sdk } = await load()
-    const object = (await send(new sdk.GetObjectCommand({ Bucket: bucket, Key: keyOf(key), Range: `bytes=${from}-${to}`, ...(version ? { IfMatch: version } : {}) }), signal)) as {
-      Body?: SdkBody
-      ContentRange?: string
-      ETag?: string
-    }
+    const command = new sdk.GetObjectCommand({ Bucket: bucket, Key: keyOf(key), Range: `bytes=${from}-${to}`, ...(version.etag ? { IfMatch: version.etag } : {}) })
+    const object = (await send(command, signal).catch((error: unknown) => {
+      if (isNotFound(error)) return null
+      // A range from 0 of an empty object is past its end: the object is there, with no bytes.
+      if (statusOf(error) === 416 && from === 0) return { ContentRange: 'bytes */0' }
+      throw error
+    })) as { Body?: SdkBody; ContentRange?: string; ETag?: string } | null
+    if (object === null) return null
     const size = Number(/\/(\d+)$/.exec(object.ContentRange ?? '')?.[1] ?? NaN)
-    if (object.Body === undefined || !Number.isSafeInteger(size)) throw unavailable(new Error('the object store answered a range without its size'))
+    if (!Number.isSafeInteger(size)) throw unavailable(new Error('the object store answered a range without its size'))
     // Checked here too: not every S3-compatible server honours If-Match (s3rver does not).
-    if (version !== undefined && object.ETag !== version) {
-      discard(object.Body)
+    if (version.etag !== undefined && object.ETag !== version.etag) {
+      if (object.Body) discard(object.Body)
       throw new Error('the object changed during the download')
     }
-    // An empty object (S3 refuses the range with a 416; s3rver answers it, announcing a byte it never sends).
-    if (size === 0) {
-      discard(object.Body)
-      return { chunks: [], size, version: object.ETag ?? '' }
+    version.etag ??= object.ETag
+    // s3rver answers a range of an empty object, announcing a byte it never sends.
+    if (object.Body === undefined || size === 0) {
+      if (object.Body) discard(object.Body)
+      return { chunks: [], size }
     }
     const stalled = () => unavailable(new Error(`the object store sent nothing for ${timeoutMs} ms`))
     const chunks: Uint8Array[] = []
     const body = isNodeReadable(object.Body) ? withNodeStallTimeout(object.Body, timeoutMs, stalled) : withStallTimeout(object.Body.transformToWebStream(), timeoutMs, stalled)
     for await (const chunk of body as AsyncIterable<Uint8Array>) chunks.push(chunk)
-    return { chunks, size, version: object.ETag ?? '' }
+    return { chunks, size }
   }
 
   return {
@@ -154,22 +157,15 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     },
 
     async get(key, range?: ByteRange) {
-      // Read a window at a time, each whole: a client that stops reading holds one window (a share
-      // of a budget that all downloads share), not the object store's connection and its reads.
-      const windows = takeDownloadWindows()
-      try {
-        const from = range?.start ?? 0
-        const first = await readWindow(key, from, Math.min(range?.end ?? Infinity, from + windows.next() - 1))
-        const end = Math.min(range?.end ?? Infinity, first.size - 1)
-        const read = (start: number, to: number, signal: AbortSignal) => readWindow(key, start, to, first.version, signal).then((window) => window.chunks)
-        return nodeBackedStream(windowedDownload({ first: first.chunks, from: from + byteLength(first.chunks), end, windows, read }))
-      } catch (error) {
-        windows.release()
-        if (isNotFound(error)) return null
-        // A range from 0 of an empty object is past its end: the object is there, with no bytes.
-        if (statusOf(error) === 416 && (range?.start ?? 0) === 0) return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() })
-        throw error
-      }
+      // A window at a time (`windowedDownload`): a client that stops reading holds no connection
+      // to the object store and, after a second, none of the bytes read for it.
+      const version: { etag?: string } = {}
+      const download = await windowedDownload({
+        from: range?.start ?? 0,
+        last: range?.end ?? Infinity,
+        read: (from, to, signal) => readWindow(key, from, to, version, signal),
+      })
+      return download === null ? null : nodeBackedStream(download)
     },
 
     async delete(key) {
@@ -241,10 +237,6 @@ function discard(body: SdkBody): void {
 
 function statusOf(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
-}
-
-function byteLength(chunks: readonly Uint8Array[]): number {
-  return chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0)
 }
 
 function isNotFound(error: unknown): boolean {
