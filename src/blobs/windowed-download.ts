@@ -28,8 +28,12 @@ export const DOWNLOAD_BUDGET = createByteBudget(32 * 1024 * 1024)
 /** The first window, small so that the first bytes go out soon; then each twice the last, up to the most. */
 const FIRST_WINDOW = 64 * 1024
 const MOST_WINDOW = 8 * 1024 * 1024
-/** A window taken from a budget that is short: no less than this, so that every download goes on. */
-const LEAST_WINDOW = 16 * 1024
+/**
+ * The least window a download waits for when the budget is short, rather than go on with less: a
+ * range is a call to the object store, and a crowd of clients whose buffers take megabytes each
+ * asked for thousands of 16 KiB ones (no less memory at 1,000 stalled downloads, within noise).
+ */
+const LEAST_WINDOW = 256 * 1024
 /** What is handed to the client at a time, copied out of the window: it holds no more than this once the window is let go. */
 const PIECE = 16 * 1024
 const IDLE_MS = 1000
@@ -61,7 +65,7 @@ export async function windowedDownload({ from, last, read, budget = DOWNLOAD_BUD
   }
   const fetchWindow = async (): Promise<boolean> => {
     letGo()
-    granted = await budget.take(window, LEAST_WINDOW, cancelled.signal)
+    granted = await budget.take(window, Math.min(window, LEAST_WINDOW), cancelled.signal)
     const to = Math.min(end, fetched + granted - 1)
     const answer = await read(fetched, to, cancelled.signal)
     if (answer === null) return false
