@@ -2,6 +2,6 @@
 import { parentPort } from 'node:worker_threads'
 import { extractText } from '../texts/extract.js'
 
-parentPort!.on('message', ({ id, bytes, mime }: { id: number; bytes: Uint8Array; mime: string }) => {
-  parentPort!.postMessage({ id, extraction: extractText(bytes, mime) })
+parentPort!.on('message', async ({ id, bytes, mime }: { id: number; bytes: Uint8Array; mime: string }) => {
+  parentPort!.postMessage({ id, extraction: await extractText(bytes, mime) })
 })

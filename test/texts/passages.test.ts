@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PDFDocument, StandardFonts } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createWordVectorEmbedder } from '../../src/embedders/index.js'
 import { parseGffs } from '../../src/gffs/parse.js'
@@ -105,15 +106,21 @@ for (const kind of searchIndexKinds) {
 
     it('indexes an entity whose rendition cannot be read without its passages, with a warning, and goes on', async () => {
       await opened.index.clear()
+      const report = await PDFDocument.create()
+      report.addPage().drawText('Glacier observatory funding for alpine research stations', { x: 50, y: 700, font: await report.embedFont(StandardFonts.Helvetica), size: 12 })
       const { store, blobs } = await demoWith([
         { id: 'hr9998113', file: 'binary.html', bytes: Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1, 2]), mime: 'text/html' },
         { id: 'hr9997113', file: 'scan.pdf', bytes: new TextEncoder().encode('%PDF-1.7 not really'), mime: 'application/pdf' },
+        { id: 'hr9996113', file: 'report.pdf', bytes: await report.save(), mime: 'application/pdf' },
       ])
       const warnings: string[] = []
       await createIndexer({ store, index: opened.index, embedder, texts: createEntityTexts({ blobs, warn: (message) => warnings.push(message) }) }).catchUp()
-      expect(warnings).toEqual([expect.stringMatching(/binary\.html\).*binary content/), expect.stringMatching(/scan\.pdf\).*no text extractor for application\/pdf/)])
+      expect(warnings).toEqual([expect.stringMatching(/binary\.html\).*binary content/), expect.stringMatching(/scan\.pdf\).*unreadable application\/pdf/)])
       const ids = (await opened.index.fullText(textQueryOf(parseGffs('HR9998113 HR9997113 citizenship', { allowFreeText: true }).text, new Map()), [], 1000)).map((hit) => hit.id)
       expect(ids).toEqual(expect.arrayContaining(['hr9998113', 'hr9997113', 's1113']))
+      // A PDF that can be read is searched by its text.
+      const byText = (await opened.index.fullText(textQueryOf(parseGffs('glacier observatory', { allowFreeText: true }).text, new Map()), [], 10)).map((hit) => hit.id)
+      expect(byText[0]).toBe('hr9996113')
     })
   })
 }
