@@ -198,7 +198,9 @@ function writeRawError(socket: Duplex, status: number, code: string, detail: str
   )
 }
 
-function writeAnswer({ status, headers, body }: Answer, res: ServerResponse): Promise<void> | void {
+function writeAnswer({ status, headers, body, sent }: Answer, res: ServerResponse): Promise<void> | void {
+  // Once the last bytes are handed to the socket, or the connection is gone.
+  if (sent) res.once('close', sent)
   if (typeof body === 'string') {
     res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) }).end(body)
   } else if (body === null || body instanceof Uint8Array) {

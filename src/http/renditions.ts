@@ -9,20 +9,18 @@ import type { Answer } from './answer.js'
 import { checkParameters } from './query.js'
 
 /**
- * Downloads up to this size are read whole (`BlobStore.read`), larger ones streamed: a file's way
- * through a Web stream and back costs several times reading it. Bytes read whole stay in the process
- * until the client has taken the last of them, so this is no more than what a streamed download
- * holds when its client stops reading (one chunk a stage): 1,000 stalled downloads hold 64 MB, not
- * the 1 GB they held when a MiB was read whole.
+ * Downloads up to this size are read whole (`BlobStore.read`) and sent in one write, as a
+ * hand-written server would; larger ones are streamed.
  */
-const WHOLE_DOWNLOAD_LIMIT = 64 * 1024
+const WHOLE_DOWNLOAD_LIMIT = 1024 * 1024
 
 /**
- * At most this many bytes are being read whole at once in the process; past it, a download streams
- * instead: a burst of downloads reads no more than this at a time, whatever their number.
+ * Bytes read whole that may be held at once in the process, from the read until the answer has
+ * been sent (`Answer.sent`): a client that stops reading keeps its answer in the process, so past
+ * this a download streams instead, and 1,000 stalled downloads hold 32 MB of whole answers, not 1 GB.
  */
 const WHOLE_READS_BUDGET = 32 * 1024 * 1024
-let wholeReadsInFlight = 0
+let wholeReadsHeld = 0
 
 const RENDITION_FILE = /^(rnd_[^.]*)\.([a-z0-9]+)$/
 
@@ -63,19 +61,30 @@ export async function downloadRendition({ request, url, params, store, blobs, he
   headers['Content-Length'] = String(length)
   if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`
   if (head || length === 0) return { status, headers, body: null }
-  const body = await bytesOf(blobs!, blobKeyOf(rendition), length, range ?? undefined)
-  if (!body) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
-  return { status, headers, body }
+  const bytes = await bytesOf(blobs!, blobKeyOf(rendition), length, range ?? undefined)
+  if (!bytes) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
+  return { status, headers, ...bytes }
 }
 
-/** The bytes whole where they are small and the budget allows, else a stream of them. */
-async function bytesOf(blobs: BlobStore, key: string, length: number, range: ByteRange | undefined): Promise<Uint8Array | ReadableStream<Uint8Array> | null> {
-  if (blobs.read === undefined || length > WHOLE_DOWNLOAD_LIMIT || wholeReadsInFlight + length > WHOLE_READS_BUDGET) return blobs.get(key, range)
-  wholeReadsInFlight += length
+/** The bytes whole where they are small and the budget allows (with how to give it back once sent), else a stream of them. */
+async function bytesOf(blobs: BlobStore, key: string, length: number, range: ByteRange | undefined): Promise<Pick<Answer, 'body' | 'sent'> | null> {
+  if (blobs.read === undefined || length > WHOLE_DOWNLOAD_LIMIT || wholeReadsHeld + length > WHOLE_READS_BUDGET) {
+    const stream = await blobs.get(key, range)
+    return stream && { body: stream }
+  }
+  wholeReadsHeld += length
+  let held = true
+  const giveBack = () => {
+    if (held) wholeReadsHeld -= length
+    held = false
+  }
   try {
-    return await blobs.read(key, range)
-  } finally {
-    wholeReadsInFlight -= length
+    const bytes = await blobs.read(key, range)
+    if (bytes === null) giveBack()
+    return bytes && { body: bytes, sent: giveBack }
+  } catch (error) {
+    giveBack()
+    throw error
   }
 }
 

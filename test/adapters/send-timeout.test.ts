@@ -88,3 +88,20 @@ it('keeps the keep-alive timeout for an idle connection', async () => {
   expect(received).toBeGreaterThan(BYTES.length)
   expect(after).toBeLessThan(3000)
 })
+
+it("tells an answer once its bytes have gone: not while a client that stopped reading holds them, at once when it leaves", async () => {
+  let sent = 0
+  const counting = { answer: async (request: { url: string }) => ({ ...(await answer(request)), sent: () => void sent++ }), fetch: handler.fetch }
+  running = await serve(counting, { port: 0, sendTimeoutMs: 0 })
+  expect((await (await fetch(`${running.url}/bytes`)).arrayBuffer()).byteLength).toBe(BYTES.length)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  expect(sent).toBe(1)
+  // 32 MiB: more than the kernel's buffers take, so the rest waits in the process for the client.
+  const { socket, closed } = await stalledClient('/bytes')
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  expect(sent).toBe(1)
+  socket.destroy()
+  await closed
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  expect(sent).toBe(2)
+})
