@@ -135,7 +135,7 @@ describe('rendition download memory', () => {
     release()
     const sizes = await Promise.all(downloads.map(async (answered) => (await (await answered).arrayBuffer()).byteLength))
     expect(new Set(sizes)).toEqual(new Set([64 * 1024]))
-    // Released once read: the next download is read whole again.
+    // Given back once sent (here, once the Response is made): the next download is read whole again.
     await get(`/v1/entities/small1/renditions/${renditionId}.txt`)
     expect(calls.read).toBe(513)
   })
