@@ -1,0 +1,170 @@
+// Where a get by id's CPU goes: the floor and `entity-registry serve` (as http.mjs starts them) under
+// autocannon (10 connections) on the same get by id, each profiled by V8's sampling profiler over the
+// load alone (profile-hook.mjs), every sample given to a step by its stack (STEPS), in microseconds a
+// request: the main thread's sampled time over the requests answered. Other threads' CPU (GC helpers)
+// is the process's CPU (/proc) less the main thread's.
+//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR]
+//   node bench/profile-get.mjs --analyse DIR [--top N]   (the profiles a run with --keep DIR left, again)
+// Needs the data set of http.mjs (bench/.data/http-<entities>; `node bench/http.mjs --only get` builds it).
+// --top N prints the N frames with the most self time of each server, with the step each went to.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { SourceMap } from 'node:module'
+import { loadavg, tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { parseArgs } from 'node:util'
+import autocannon from 'autocannon'
+import { DATA_DIR, idOf, KEY, machine, ROOT, startServer } from './lib.mjs'
+
+const { values: options } = parseArgs({
+  options: {
+    entities: { type: 'string', default: '300000' },
+    duration: { type: 'string', default: '5' },
+    interval: { type: 'string', default: '200' },
+    top: { type: 'string', default: '0' },
+    keep: { type: 'string' },
+    analyse: { type: 'string' },
+  },
+})
+const total = Number(options.entities)
+const data = join(DATA_DIR, `http-${total}`)
+if (!existsSync(data) && !options.analyse) throw new Error(`no ${data}: run node bench/http.mjs --only get --entities ${total} first`)
+const path = `/v1/entities/${idOf(123_456 % total)}`
+const profiles = options.analyse ?? options.keep ?? mkdtempSync(join(tmpdir(), 'profile-get-'))
+mkdirSync(profiles, { recursive: true })
+
+/**
+ * The steps of a get by id, each a test of one stack frame: `source` is the file it was written in
+ * (through the source map for dist/, `node:…` for Node's own modules), `name` its function's name.
+ * A sample goes to the step of the innermost frame of its stack that one of these tests matches,
+ * so that a builtin (`Buffer.from`, `JSON.parse`) counts for whoever called it.
+ */
+const STEPS = [
+  { step: 'GC', test: ({ name }) => name === '(garbage collector)' },
+  { step: 'native, outside JavaScript (event loop)', test: ({ name }) => name === '(program)' },
+  { step: 'write (writev, end)', test: ({ name, source }) => name === 'writev' || name === 'writeAnswer' || /^node:(net|internal\/stream_base_commons|internal\/streams\/writable)$/.test(source) || (source === 'node:_http_outgoing' && /^(end|write_|_send|_writeRaw|_finish|onFinish)$/.test(name)) || (source === 'node:_http_server' && /^(resOnFinish|_finish)$/.test(name)) },
+  { step: 'headers (CORS, request id, rate-limit headers, node:http rendering them)', test: ({ name, source }) => ['requestIdOf', 'rateLimitHeaders', 'randomUUID'].includes(name) || name === 'writeHead' || (source === 'node:_http_outgoing' && !/^(end|write_|_send|_writeRaw|_finish|onFinish)$/.test(name)) || (source === 'node:_http_common' && /^check/.test(name)) },
+  { step: 'API key (hash, lookup, cache)', test: ({ name, source }) => source.startsWith('src/auth/') || source.includes('node_modules/@noble/hashes/') || name === 'bearerToken' },
+  { step: 'rate limiter', test: ({ source }) => source.startsWith('src/rate-limit/') || source === 'src/node/rate-limit.ts' },
+  { step: 'routing (itty-router, src/http/router.ts)', test: ({ source }) => source.includes('node_modules/itty-router/') || source === 'src/http/router.ts' || source === 'src/http/explorer.ts' },
+  { step: 'validation (parameters, id, media types)', test: ({ source }) => ['src/http/query.ts', 'src/contract/ids.ts', 'src/http/media-type.ts'].includes(source) },
+  { step: 'store (Kysely, better-sqlite3)', test: ({ source }) => source.startsWith('src/kysely/') || source.includes('node_modules/kysely/') || source.includes('node_modules/better-sqlite3/') || source === 'bench/servers/queries.mjs' },
+  { step: 'document (template filled, links)', test: ({ name, source }) => ['src/http/documents.ts', 'src/contract/resource-json.ts', 'src/http/links.ts'].includes(source) || (source === 'bench/servers/floor.mjs' && name !== '(anonymous)') },
+  { step: 'dispatch (registry.answer, handle, serve, the entity handler)', test: ({ source }) => source === 'src/registry.ts' || source === 'src/http/entities.ts' },
+  // The floor's listener (its one anonymous function) reads the URL, as the adapter does.
+  { step: 'parse and the request (node:http, URL, the adapter)', test: ({ name, source }) => /^node:(_http_server|_http_common|_http_incoming|internal\/streams\/readable|internal\/url)$/.test(source) || source === 'adapters/node.ts' || (source === 'bench/servers/floor.mjs' && name === '(anonymous)') },
+  { step: 'promises, ticks, timers, events', test: ({ name, source }) => ['runMicrotasks', 'processTicksAndRejections'].includes(name) || /^node:(events|internal\/timers|internal\/process\/task_queues|internal\/async_hooks)$/.test(source) },
+]
+
+/** User and system CPU time so far, in microseconds, of process `pid` (or of its main thread, `/proc/<pid>/task/<pid>`). */
+function cpuMicros(pid, mainThread = false) {
+  const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
+}
+
+async function profileUnderLoad(name, args) {
+  const file = join(profiles, `${name}.cpuprofile`)
+  rmSync(file, { force: true })
+  const server = await startServer(process.execPath, ['--import', join(ROOT, 'bench/profile-hook.mjs'), ...args], {
+    env: { CPU_PROFILE: file, CPU_PROFILE_INTERVAL: options.interval },
+  })
+  const load = (duration) => autocannon({ url: server.url + path, connections: 10, duration, headers: { Authorization: `Bearer ${KEY}` } })
+  await load(1) // warm-up
+  process.kill(server.pid, 'SIGUSR2')
+  await sleep(100)
+  const [cpuBefore, mainBefore] = [cpuMicros(server.pid), cpuMicros(server.pid, true)]
+  const result = await load(Number(options.duration))
+  const [cpu, mainThreadCpu] = [cpuMicros(server.pid) - cpuBefore, cpuMicros(server.pid, true) - mainBefore]
+  process.kill(server.pid, 'SIGUSR2')
+  for (let waited = 0; !existsSync(file); waited += 50) {
+    if (waited > 10_000) throw new Error(`${name}: no profile in ${file}`)
+    await sleep(50)
+  }
+  await sleep(200)
+  server.stop()
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} answers not 2xx, ${result.errors} errors`)
+  const run = { requests: result.requests.total, rate: result.requests.average, cpu, mainThreadCpu }
+  writeFileSync(join(profiles, `${name}.json`), JSON.stringify(run))
+  return run
+}
+
+function readRun(name) {
+  return { ...JSON.parse(readFileSync(join(profiles, `${name}.json`), 'utf8')), profile: JSON.parse(readFileSync(join(profiles, `${name}.cpuprofile`), 'utf8')) }
+}
+
+const sourceMaps = new Map()
+/** Where a frame was written: the original source of dist/ code, `node:…`, a package path, or the frame's kind. */
+function sourceOf({ url, lineNumber, columnNumber }) {
+  if (url === '') return ''
+  if (url.startsWith('node:')) return url
+  const file = url.startsWith('file:') ? fileURLToPath(url) : url
+  if (!sourceMaps.has(file)) sourceMaps.set(file, existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))) : null)
+  const map = sourceMaps.get(file)
+  const original = map?.findEntry(lineNumber, columnNumber)?.originalSource
+  return original ? relative(ROOT, fileURLToPath(new URL(original, url))) : relative(ROOT, file)
+}
+
+/** Microseconds a request of each step, and the frames with the most self time. */
+function attribute({ profile, requests }) {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parents = new Map()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id)
+  const stepOfNode = new Map()
+  function stepOf(id) {
+    if (stepOfNode.has(id)) return stepOfNode.get(id)
+    const { callFrame } = nodes.get(id)
+    const frame = { name: callFrame.functionName, source: sourceOf(callFrame) }
+    const own = STEPS.find((step) => step.test(frame))?.step
+    const step = own ?? (parents.has(id) ? stepOf(parents.get(id)) : 'other JavaScript')
+    stepOfNode.set(id, step)
+    return step
+  }
+  const perStep = new Map()
+  const perFrame = new Map()
+  let busy = 0
+  profile.samples.forEach((id, index) => {
+    const micros = profile.timeDeltas[index + 1] ?? 0
+    const { callFrame } = nodes.get(id)
+    if (callFrame.functionName === '(idle)') return
+    busy += micros
+    const step = stepOf(id)
+    perStep.set(step, (perStep.get(step) ?? 0) + micros)
+    const key = `${callFrame.functionName || '(anonymous)'} ${sourceOf(callFrame)} → ${step}`
+    perFrame.set(key, (perFrame.get(key) ?? 0) + micros)
+  })
+  const perRequest = (micros) => micros / requests
+  return {
+    busy: perRequest(busy),
+    steps: new Map([...perStep].map(([step, micros]) => [step, perRequest(micros)])),
+    frames: [...perFrame].sort((a, b) => b[1] - a[1]).map(([key, micros]) => [key, perRequest(micros)]),
+  }
+}
+
+const servers = {
+  floor: [join(ROOT, 'bench/servers/floor.mjs'), data],
+  'entity-registry': [join(ROOT, 'dist/cli/main.js'), 'serve', '--data', data, '--api-key', KEY, '--rate-limit', String(1_000_000_000), '--search', 'none', '--log', 'warn', '--port', '0'],
+}
+if (!options.analyse) for (const [name, args] of Object.entries(servers)) await profileUnderLoad(name, args)
+const runs = Object.fromEntries(Object.keys(servers).map((name) => [name, readRun(name)]))
+const results = Object.fromEntries(Object.entries(runs).map(([name, run]) => [name, attribute(run)]))
+for (const [name, result] of Object.entries(results)) {
+  for (const [key, micros] of result.frames.slice(0, Number(options.top))) console.log(`${name}: ${micros.toFixed(2)} us  ${key}`)
+}
+const order = [...STEPS.map((step) => step.step), 'other JavaScript']
+const stepNames = [...new Set([...order, ...Object.values(results).flatMap((result) => [...result.steps.keys()])])]
+const us = (value) => (value === undefined ? '–' : value.toFixed(1))
+console.log(`${machine()}; ${new Date().toISOString().slice(0, 10)}; load average ${loadavg().map((value) => value.toFixed(2)).join(' ')};`)
+console.log(`GET ${path}, autocannon 10 connections, ${options.duration} s under V8's sampling profiler (every ${options.interval} us); profiles in ${profiles}`)
+console.log('')
+console.log(`| step | ${Object.keys(results).join(' | ')} |`)
+console.log(`|---|${Object.keys(results).map(() => '---:').join('|')}|`)
+for (const step of stepNames) {
+  if (Object.values(results).every((result) => !result.steps.has(step))) continue
+  console.log(`| ${step} | ${Object.values(results).map((result) => us(result.steps.get(step))).join(' | ')} |`)
+}
+console.log(`| **main thread, sampled** | ${Object.values(results).map((result) => `**${us(result.busy)}**`).join(' | ')} |`)
+console.log(`| main thread CPU (/proc) | ${Object.values(runs).map((run) => us(run.mainThreadCpu / run.requests)).join(' | ')} |`)
+console.log(`| other threads (GC helpers, libuv) | ${Object.values(runs).map((run) => us((run.cpu - run.mainThreadCpu) / run.requests)).join(' | ')} |`)
+console.log(`| process CPU (/proc) | ${Object.values(runs).map((run) => us(run.cpu / run.requests)).join(' | ')} |`)
+console.log(`| requests a second (profiled) | ${Object.values(runs).map((run) => Math.round(run.rate).toLocaleString('en')).join(' | ')} |`)
