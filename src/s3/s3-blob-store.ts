@@ -1,8 +1,7 @@
 import type { BlobInfo, BlobStore, ByteRange } from '../ports/blob-store.js'
 import { DependencyUnavailableError } from '../ports/dependency.js'
-import type { Readable } from 'node:stream'
 import { nodeBackedStream } from '../blobs/node-backed-stream.js'
-import { withNodeStallTimeout, withStallTimeout } from './stall-timeout.js'
+import { withStallTimeout } from './stall-timeout.js'
 import { windowedDownload, type ReadWindow } from '../blobs/windowed-download.js'
 
 /**
@@ -109,9 +108,9 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
       return { chunks: [], size }
     }
     const stalled = () => unavailable(new Error(`the object store sent nothing for ${timeoutMs} ms`))
+    // Read whole: its Web stream view (on every runtime) is all the range needs.
     const chunks: Uint8Array[] = []
-    const body = isNodeReadable(object.Body) ? withNodeStallTimeout(object.Body, timeoutMs, stalled) : withStallTimeout(object.Body.transformToWebStream(), timeoutMs, stalled)
-    for await (const chunk of body as AsyncIterable<Uint8Array>) chunks.push(chunk)
+    for await (const chunk of withStallTimeout(object.Body.transformToWebStream(), timeoutMs, stalled) as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk)
     return { chunks, size }
   }
 
@@ -219,11 +218,7 @@ function isFromTheStore(error: unknown): boolean {
 }
 
 /** The SDK's `GetObject` body: a Node stream on Node, with a Web stream view everywhere. */
-type SdkBody = { transformToWebStream(): ReadableStream<Uint8Array> } | (Readable & { transformToWebStream(): ReadableStream<Uint8Array> })
-
-function isNodeReadable(body: SdkBody): body is Readable & SdkBody {
-  return typeof (body as Partial<Readable>).pipe === 'function' && typeof (body as Partial<Readable>).on === 'function'
-}
+type SdkBody = { transformToWebStream(): ReadableStream<Uint8Array> }
 
 function infoOf(size: number | undefined, etag: string | undefined): BlobInfo {
   return { size: size ?? 0, version: (etag ?? '').replace(/^W\//, '').replaceAll('"', '') }
@@ -231,8 +226,7 @@ function infoOf(size: number | undefined, etag: string | undefined): BlobInfo {
 
 /** Closes a body unread, and its connection. */
 function discard(body: SdkBody): void {
-  if (isNodeReadable(body)) body.destroy()
-  else void body.transformToWebStream().cancel().catch(() => undefined)
+  void body.transformToWebStream().cancel().catch(() => undefined)
 }
 
 function statusOf(error: unknown): number | undefined {
