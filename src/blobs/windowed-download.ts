@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
-import { createByteBudget, type ByteBudget } from './byte-budget.js'
+import { createBudget, type Budget } from './budget.js'
+import { takeStreamChunkSize } from './stream-chunk-size.js'
 
 /** A range of an object read whole, and the object's size. */
 export interface ReadWindow {
@@ -14,7 +15,7 @@ export interface WindowedDownloadOptions {
   /** Reads the bytes `from` to `to` (inclusive) whole, or null when there is no such object. */
   read(from: number, to: number, signal: AbortSignal): Promise<ReadWindow | null>
   /** What the windows of every download share; `DOWNLOAD_BUDGET` by default. */
-  budget?: ByteBudget
+  budget?: Budget
   /** How long a window waits untaken before it is let go, to be read again if its client asks. */
   idleMs?: number
 }
@@ -24,7 +25,7 @@ export interface WindowedDownloadOptions {
  * clients that stopped reading each held some 160 KB of a streamed answer (its socket's reads of
  * 64 KiB, in two stages).
  */
-export const DOWNLOAD_BUDGET = createByteBudget(32 * 1024 * 1024)
+export const DOWNLOAD_BUDGET = createBudget(32 * 1024 * 1024)
 /** The first window, small so that the first bytes go out soon; then each twice the last, up to the most. */
 const FIRST_WINDOW = 64 * 1024
 const MOST_WINDOW = 8 * 1024 * 1024
@@ -34,8 +35,6 @@ const MOST_WINDOW = 8 * 1024 * 1024
  * asked for thousands of 16 KiB ones (no less memory at 1,000 stalled downloads, within noise).
  */
 const LEAST_WINDOW = 256 * 1024
-/** What is handed to the client at a time, copied out of the window: it holds no more than this once the window is let go. */
-const PIECE = 16 * 1024
 const IDLE_MS = 1000
 
 /**
@@ -83,14 +82,19 @@ export async function windowedDownload({ from, last, read, budget = DOWNLOAD_BUD
     letGo()
     window = FIRST_WINDOW
   }
-  /** The next piece of the window, copied: the window's buffers go once it is let go. */
+  /**
+   * What is handed to the client at a time, copied out of the window, so that a client that stopped
+   * reading holds no more than this once the window is let go: smaller in a crowd (`takeStreamChunkSize`).
+   */
+  let piece: ReturnType<typeof takeStreamChunkSize> | undefined
   const nextPiece = (): Uint8Array => {
     const chunk = pending[0]!
-    const piece = new Uint8Array(chunk.subarray(0, PIECE))
-    if (chunk.byteLength > PIECE) pending[0] = chunk.subarray(PIECE)
+    const size = (piece ??= takeStreamChunkSize()).size
+    const copy = new Uint8Array(chunk.subarray(0, size))
+    if (chunk.byteLength > size) pending[0] = chunk.subarray(size)
     else pending.shift()
-    taken += piece.byteLength
-    return piece
+    taken += copy.byteLength
+    return copy
   }
 
   try {
@@ -125,6 +129,7 @@ export async function windowedDownload({ from, last, read, budget = DOWNLOAD_BUD
       clearTimeout(idle)
       cancelled.abort()
       letGo()
+      piece?.release()
       callback(error)
     },
   })

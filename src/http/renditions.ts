@@ -1,3 +1,4 @@
+import { createBudget } from '../blobs/budget.js'
 import { blobKeyOf } from '../contract/content-key.js'
 import { RENDITION_ID_PATTERN } from '../contract/ids.js'
 import type { BlobStore, ByteRange } from '../ports/blob-store.js'
@@ -22,8 +23,7 @@ const WHOLE_DOWNLOAD_LIMIT = 512 * 1024
  * been sent (`Answer.sent`): a client that stops reading keeps its answer in the process, so past
  * this a download streams instead, and 1,000 stalled downloads hold 32 MB of whole answers, not 1 GB.
  */
-const WHOLE_READS_BUDGET = 32 * 1024 * 1024
-let wholeReadsHeld = 0
+const WHOLE_READS = createBudget(32 * 1024 * 1024)
 
 const RENDITION_FILE = /^(rnd_[^.]*)\.([a-z0-9]+)$/
 
@@ -71,14 +71,13 @@ export async function downloadRendition({ request, url, params, store, blobs, he
 
 /** The bytes whole where they are small and the budget allows (with how to give it back once sent), else a stream of them. */
 async function bytesOf(blobs: BlobStore, key: string, length: number, range: ByteRange | undefined): Promise<Pick<Answer, 'body' | 'sent'> | null> {
-  if (blobs.read === undefined || length > WHOLE_DOWNLOAD_LIMIT || wholeReadsHeld + length > WHOLE_READS_BUDGET) {
+  if (blobs.read === undefined || length > WHOLE_DOWNLOAD_LIMIT || !WHOLE_READS.tryTake(length)) {
     const stream = await blobs.get(key, range)
     return stream && { body: stream }
   }
-  wholeReadsHeld += length
   let held = true
   const giveBack = () => {
-    if (held) wholeReadsHeld -= length
+    if (held) WHOLE_READS.give(length)
     held = false
   }
   try {

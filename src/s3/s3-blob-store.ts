@@ -2,6 +2,7 @@ import type { BlobInfo, BlobStore, ByteRange } from '../ports/blob-store.js'
 import { DependencyUnavailableError } from '../ports/dependency.js'
 import { nodeBackedStream } from '../blobs/node-backed-stream.js'
 import { withStallTimeout } from './stall-timeout.js'
+import { createBudget } from '../blobs/budget.js'
 import { windowedDownload, type ReadWindow } from '../blobs/windowed-download.js'
 
 /**
@@ -32,6 +33,12 @@ export interface S3BlobStoreOptions {
   timeoutMs?: number
   /** How long an upload may make no progress (a part written) before it fails (default 60 s). */
   uploadTimeoutMs?: number
+  /**
+   * Calls to the object store in flight at once (default 32; uploads not counted); more wait their
+   * turn within the timeout. A crowd of downloads each in a call of its own kept hundreds of the SDK's
+   * calls alive at once, and the process's memory grew with them.
+   */
+  concurrentCalls?: number
 }
 
 const SAFE_KEY = /^[0-9A-Za-z_-]+$/
@@ -59,24 +66,35 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     if (!SAFE_KEY.test(key)) throw new Error('invalid blob key')
     return `${prefix}${key}`
   }
+  const calls = createBudget(options.concurrentCalls ?? 32)
   /**
-   * One call, bounded by the timeout (and ended by `signal`, when given). Anything but a missing
-   * object, a range past its end or a changed version means the store is away.
+   * One call: it waits its turn among the calls in flight, and the wait and the answer together are
+   * bounded by the timeout (and ended by `signal`, when given). The turn is held while `finish` uses
+   * the answer (reads its body), then given back. Anything but a missing object, a range past its end
+   * or a changed version means the store is away.
    */
-  const send = async (command: object, signal?: AbortSignal): Promise<unknown> => {
+  const send = async <T = unknown>(command: object, signal?: AbortSignal, finish: (answer: unknown) => Promise<T> | T = (answer) => answer as T): Promise<T> => {
     const { client } = await load()
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(), timeoutMs)
     const abort = () => controller.abort()
     signal?.addEventListener('abort', abort)
+    let turn = 0
     try {
-      return await client.send(command, { abortSignal: controller.signal })
-    } catch (error) {
-      if (signal?.aborted) throw error
-      if (controller.signal.aborted) throw unavailable(new Error(`no answer within ${timeoutMs} ms`, { cause: error }))
-      throw isNotFound(error) || statusOf(error) === 412 || statusOf(error) === 416 ? error : unavailable(error)
+      let answer: unknown
+      try {
+        turn = await calls.take(1, 1, controller.signal)
+        answer = await client.send(command, { abortSignal: controller.signal })
+      } catch (error) {
+        if (signal?.aborted) throw error
+        if (controller.signal.aborted) throw unavailable(new Error(`no answer within ${timeoutMs} ms`, { cause: error }))
+        throw isNotFound(error) || statusOf(error) === 412 || statusOf(error) === 416 ? error : unavailable(error)
+      } finally {
+        clearTimeout(timer)
+      }
+      return await finish(answer)
     } finally {
-      clearTimeout(timer)
+      calls.give(turn)
       signal?.removeEventListener('abort', abort)
     }
   }
@@ -87,13 +105,17 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
   const readWindow = async (key: string, from: number, to: number, version: { etag?: string }, signal: AbortSignal): Promise<ReadWindow | null> => {
     const { sdk } = await load()
     const command = new sdk.GetObjectCommand({ Bucket: bucket, Key: keyOf(key), Range: `bytes=${from}-${to}`, ...(version.etag ? { IfMatch: version.etag } : {}) })
-    const object = (await send(command, signal).catch((error: unknown) => {
+    try {
+      return await send(command, signal, (object) => windowOf(object as RangeAnswer, version))
+    } catch (error) {
       if (isNotFound(error)) return null
       // A range from 0 of an empty object is past its end: the object is there, with no bytes.
-      if (statusOf(error) === 416 && from === 0) return { ContentRange: 'bytes */0' }
+      if (statusOf(error) === 416 && from === 0) return { chunks: [], size: 0 }
       throw error
-    })) as { Body?: SdkBody; ContentRange?: string; ETag?: string } | null
-    if (object === null) return null
+    }
+  }
+  /** A range's answer read whole, checked against `version` (and setting it, at the first range). */
+  const windowOf = async (object: RangeAnswer, version: { etag?: string }): Promise<ReadWindow> => {
     const size = Number(/\/(\d+)$/.exec(object.ContentRange ?? '')?.[1] ?? NaN)
     if (!Number.isSafeInteger(size)) throw unavailable(new Error('the object store answered a range without its size'))
     // Checked here too: not every S3-compatible server honours If-Match (s3rver does not).
@@ -184,10 +206,9 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
 
 /**
  * Calls that fail fast enough to be retried once within the bound: connecting may take the timeout,
- * and an answer (an upload part's included) the upload bound. No socket idle timeout: it would also
- * fire while a download waits for a slow client; a stalled body is caught by `withStallTimeout`.
- * No cap on connections (the SDK's is 50): a download holds its connection until its client has
- * read it, so 50 clients that stopped reading would make every other download wait and fail.
+ * and an answer (an upload part's included) the upload bound. No socket idle timeout: a stalled
+ * body is caught by `withStallTimeout`. No cap on connections (the SDK's is 50): the store bounds its
+ * calls itself (`concurrentCalls`), their wait included in the timeout, where the SDK's queue is not.
  */
 function clientFromEnvironment(sdk: Sdk, timeoutMs: number, uploadTimeoutMs: number): S3ClientLike {
   const environment = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {}
@@ -219,6 +240,9 @@ function isFromTheStore(error: unknown): boolean {
 
 /** The SDK's `GetObject` body: a Node stream on Node, with a Web stream view everywhere. */
 type SdkBody = { transformToWebStream(): ReadableStream<Uint8Array> }
+
+/** What `GetObject` of a range answers, of what the store uses. */
+type RangeAnswer = { Body?: SdkBody; ContentRange?: string; ETag?: string }
 
 function infoOf(size: number | undefined, etag: string | undefined): BlobInfo {
   return { size: size ?? 0, version: (etag ?? '').replace(/^W\//, '').replaceAll('"', '') }

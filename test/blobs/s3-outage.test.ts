@@ -208,3 +208,22 @@ it('answers other calls while many downloads wait for readers (the client from t
     await Promise.all(held.map((body) => body!.cancel()))
   }
 })
+
+it('bounds the wait for a turn among the calls in flight by the same timeout', async () => {
+  const blobs = createS3BlobStore({ client: clientOf(await silentEndpoint()), bucket: s3.bucket, timeoutMs: TIMEOUT_MS, concurrentCalls: 1 })
+  // One call takes the turn and waits for an answer that never comes; the others wait for the turn,
+  // and fail with it rather than each wait the timeout after the last (6 timeouts: 3 s).
+  const started = Date.now()
+  const outcomes = await Promise.allSettled(Array.from({ length: 6 }, (_, index) => blobs.stat(`rnd_${index}`)))
+  for (const outcome of outcomes) expect(outcome.status === 'rejected' && outcome.reason instanceof DependencyUnavailableError).toBe(true)
+  expect(Date.now() - started).toBeLessThan(2 * TIMEOUT_MS)
+})
+
+it('gives a turn back once a range is read, so that downloads beyond the calls allowed all complete', async () => {
+  const blobs = createS3BlobStore({ client: clientOf(s3.endpoint), bucket: s3.bucket, prefix: 'turns/', timeoutMs: 3000, concurrentCalls: 1 })
+  const bytes = Uint8Array.from({ length: 300 * 1024 }, (_, index) => index % 251)
+  await blobs.put('rnd_turns', bytes)
+  // Read at once, each a window after another: one call in flight at a time among all of them.
+  const read = await Promise.all(Array.from({ length: 4 }, async () => new Uint8Array(await new Response(await blobs.get('rnd_turns')).arrayBuffer())))
+  for (const copy of read) expect(Buffer.from(copy).equals(Buffer.from(bytes))).toBe(true)
+})
