@@ -25,7 +25,8 @@ const INSERT_BATCH = 500
 
 /**
  * The search index inside PostgreSQL, beside the store: full text in a weighted `tsvector` (GIN),
- * names and typos through `pg_trgm`, vectors in a pgvector column (HNSW, cosine); qualifiers are
+ * the texts' passages in a table of their own (the same), names and typos through `pg_trgm`,
+ * vectors in a pgvector column (HNSW, cosine); qualifiers are
  * the SQL of list filters. It holds no state of its own, so every instance over the database
  * searches it at once. Needs `pg_trgm`, and pgvector unless `dimensions` is 0: a clear error otherwise.
  */
@@ -166,7 +167,7 @@ class Statistics {
       await sql`insert into ${sql.table(TERMS)} (field, term, holders)
         select * from unnest(${fields}::text[], ${terms}::text[], ${deltas}::bigint[])
         on conflict (field, term) do update set holders = ${sql.table(TERMS)}.holders + excluded.holders`.execute(db)
-      // A term no entity holds any more is no typo's candidate.
+      // A term nothing holds any more is no typo's candidate.
       await sql`delete from ${sql.table(TERMS)} where holders <= 0 and (field, term) in (select * from unnest(${fields}::text[], ${terms}::text[]))`.execute(db)
     }
     await db
