@@ -22,10 +22,10 @@ import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { createPostgresSearchIndex } from '../dist/postgres-search/index.js'
 import { DATA_DIR, FIRST_NAMES, idOf, machine, ms, recordOf, surnameOf, WORDS, wordOf } from './lib.mjs'
 
-const TOTAL = Number(process.argv.find((argument) => /^\d+$/.test(argument)) ?? 100_000)
+const TOTAL = Number(process.argv.slice(2).find((argument, at, all) => /^\d+$/.test(argument) && all[at - 1] !== '--passages') ?? 100_000)
 const VECTORS = process.argv.includes('--vectors')
 const REBUILD = process.argv.includes('--rebuild')
-const PASSAGES = Number(process.argv[process.argv.indexOf('--passages') + 1] ?? 0) * Number(process.argv.includes('--passages'))
+const PASSAGES = process.argv.includes('--passages') ? Number(process.argv[process.argv.indexOf('--passages') + 1]) : 0
 const BATCH = 5000
 const SAMPLES = 40
 
