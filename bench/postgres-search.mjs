@@ -3,11 +3,13 @@
 // prefix of a name, each with and without a prefilter. The PostgreSQL server
 // (`PGURL`, default postgres://postgres@127.0.0.1:5432/test) runs with the embedder `none` (no
 // pgvector there): full text and names. `--vectors` measures the vector side instead, on PGlite 0.4
-// with pgvector (`pglite-vector`, in memory: built every run), beside LanceDB.
+// with pgvector (`pglite-vector`, in memory: built every run), beside LanceDB. `--passages N` gives
+// every entity N passages of 200 words of text (a fifth of them common words, the rest from a
+// vocabulary of 30,000 rarer ones), as the indexer makes them of the renditions' texts.
 //
-// `node bench/postgres-search.mjs [entities] [--vectors] [--rebuild]` after `npm run build`. The
-// server's index is built once into the schema bench_search_<entities>, LanceDB's into
-// bench/.data/pg-compare-<entities>; `--rebuild` drops both first.
+// `node bench/postgres-search.mjs [entities] [--vectors] [--passages N] [--rebuild]` after `npm run
+// build`. The server's index is built once into the schema bench_search_<entities>[_p<N>],
+// LanceDB's into bench/.data/pg-compare-<entities>[-p<N>]; `--rebuild` drops both first.
 import { rmSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
@@ -20,9 +22,10 @@ import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { createPostgresSearchIndex } from '../dist/postgres-search/index.js'
 import { DATA_DIR, FIRST_NAMES, idOf, machine, ms, recordOf, surnameOf, WORDS, wordOf } from './lib.mjs'
 
-const TOTAL = Number(process.argv.find((argument) => /^\d+$/.test(argument)) ?? 100_000)
+const TOTAL = Number(process.argv.slice(2).find((argument, at, all) => /^\d+$/.test(argument) && all[at - 1] !== '--passages') ?? 100_000)
 const VECTORS = process.argv.includes('--vectors')
 const REBUILD = process.argv.includes('--rebuild')
+const PASSAGES = process.argv.includes('--passages') ? Number(process.argv[process.argv.indexOf('--passages') + 1]) : 0
 const BATCH = 5000
 const SAMPLES = 40
 
@@ -43,8 +46,12 @@ function entityOf(n) {
   if (n % 2 === 0) words.push(rareOf(((n / 2) * 7919) % RARE))
   const title = words.join(' ')
   const fields = { type, jurisdiction, localType, title, ...(name === undefined ? {} : { name }) }
-  return { id: idOf(n), fields, tokens: tokenize(`${name ?? ''} ${title}`), names: name === undefined ? [] : name.split(' ') }
+  const entity = { id: idOf(n), fields, tokens: tokenize(`${name ?? ''} ${title}`), names: name === undefined ? [] : name.split(' ') }
+  return PASSAGES === 0 ? entity : { ...entity, passages: Array.from({ length: PASSAGES }, () => ({ tokens: tokenize(Array.from({ length: 200 }, textWord).join(' ')) })) }
 }
+
+/** A word of a passage: a common one, or one of 30,000 others, the first far more often than the last (log-uniform). */
+const textWord = () => (random() < 0.2 ? pick(WORDS) : wordOf(Math.floor(30_000 ** random()), 3))
 
 /** Full text's query as search makes it for plain words: each word's token, and its name form. */
 const textQueryOf = (text) => ({ words: text.split(' ').map((word) => ({ token: tokenize(word)[0], names: [word] })), phrases: [] })
@@ -141,7 +148,7 @@ console.log(`machine: ${machine()}, load average ${loadavg().map((value) => valu
 
 if (!VECTORS) {
   // Full text and names: the server, and LanceDB (whose rows need a vector: a constant of one dimension).
-  const schema = `bench_search_${TOTAL}`
+  const schema = `bench_search_${TOTAL}${PASSAGES === 0 ? '' : `_p${PASSAGES}`}`
   const admin = new pg.Client({ connectionString: process.env.PGURL ?? 'postgres://postgres@127.0.0.1:5432/test' })
   await admin.connect()
   if (REBUILD) await admin.query(`drop schema if exists ${schema} cascade`)
@@ -151,7 +158,7 @@ if (!VECTORS) {
   const pool = new pg.Pool({ connectionString: process.env.PGURL ?? 'postgres://postgres@127.0.0.1:5432/test', options: `-c search_path=${schema},public`, max: 4 })
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) })
   const postgres = await createPostgresSearchIndex({ db, dimensions: 0 })
-  const uri = join(DATA_DIR, `pg-compare-${TOTAL}`)
+  const uri = join(DATA_DIR, `pg-compare-${TOTAL}${PASSAGES === 0 ? '' : `-p${PASSAGES}`}`)
   if (REBUILD || !built) rmSync(uri, { recursive: true, force: true })
   const lancedb = await createLancedbSearchIndex({ uri, dimensions: 1, annThreshold: Infinity })
   const one = (texts) => texts.map(() => new Float32Array([1]))
@@ -161,9 +168,10 @@ if (!VECTORS) {
   }
   const { rows } = await sql`select pg_total_relation_size('search_entities') as entities, pg_total_relation_size('search_terms') as terms,
     pg_relation_size('search_entities') as heap, pg_relation_size('search_entities_document') as document, pg_relation_size('search_entities_names') as names,
-    coalesce(pg_relation_size(to_regclass('search_entities_prefiltered_document')), 0) as prefiltered`.execute(db)
+    coalesce(pg_relation_size(to_regclass('search_entities_prefiltered_document')), 0) as prefiltered,
+    pg_total_relation_size('search_passages') as passages, pg_relation_size('search_passages_document') as passage_document`.execute(db)
   const mb = (bytes) => `${(Number(bytes) / 2 ** 20).toFixed(0)} MB`
-  console.log(`PostgreSQL size: entities ${mb(rows[0].entities)} (heap ${mb(rows[0].heap)}, tsvector GIN ${mb(rows[0].document)}, names trigram GIN ${mb(rows[0].names)}, prefilter fields and text GIN ${mb(rows[0].prefiltered)}), terms ${mb(rows[0].terms)}`)
+  console.log(`PostgreSQL size: entities ${mb(rows[0].entities)} (heap ${mb(rows[0].heap)}, tsvector GIN ${mb(rows[0].document)}, names trigram GIN ${mb(rows[0].names)}, prefilter fields and text GIN ${mb(rows[0].prefiltered)}), passages ${mb(rows[0].passages)} (tsvector GIN ${mb(rows[0].passage_document)}), terms ${mb(rows[0].terms)}`)
   await measure([['PostgreSQL server', postgres], ['LanceDB', lancedb]], Object.keys(QUERIES), (index, text, qualifiers) => index.fullText(textQueryOf(text), qualifiers, 100))
   await agreement(postgres)
   await lancedb.close()

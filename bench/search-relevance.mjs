@@ -6,7 +6,7 @@
 // result count of the queries with no answer. Also the default embedder's load time and throughput.
 // The index inside PostgreSQL runs on PGlite: with pg_trgm and no vectors (PGlite 0.5 has no
 // pgvector) beside the memory index without vectors, and with vectors when the devDependency
-// `pglite-vector` (npm:@electric-sql/pglite@0.4.6, pgvector 0.8.1) is installed.
+// `pglite-vector` (npm:@electric-sql/pglite@0.4.6, pgvector 0.8.1) is installed; each without and with the texts.
 // `node bench/search-relevance.mjs` after `npm run build`; `--by-query` prints every query's figures.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -89,9 +89,14 @@ const engines = {
   'entity-registry (memory index, texts)': await entityRegistry(createMemorySearchIndex(), { withTexts: true }),
   ...(pgliteVector === null
     ? {}
-    : { 'entity-registry (PostgreSQL: PGlite 0.4, pgvector)': await entityRegistry(await postgresIndex(pgliteVector[0].PGlite, { vector: pgliteVector[1].vector, pg_trgm: pgliteVector[2].pg_trgm }, embedder.dimensions)) }),
+    : {
+        'entity-registry (PostgreSQL: PGlite 0.4, pgvector)': await entityRegistry(await postgresIndex(pgliteVector[0].PGlite, { vector: pgliteVector[1].vector, pg_trgm: pgliteVector[2].pg_trgm }, embedder.dimensions)),
+        'entity-registry (PostgreSQL: PGlite 0.4, pgvector, texts)': await entityRegistry(await postgresIndex(pgliteVector[0].PGlite, { vector: pgliteVector[1].vector, pg_trgm: pgliteVector[2].pg_trgm }, embedder.dimensions), { withTexts: true }),
+      }),
   'entity-registry (memory index, no vectors)': await entityRegistry(createMemorySearchIndex(), { withEmbedder: none }),
   'entity-registry (PostgreSQL: PGlite, pg_trgm, no vectors)': await entityRegistry(await postgresIndex(PGlite, { pg_trgm }, 0), { withEmbedder: none }),
+  'entity-registry (memory index, no vectors, texts)': await entityRegistry(createMemorySearchIndex(), { withEmbedder: none, withTexts: true }),
+  'entity-registry (PostgreSQL: PGlite, pg_trgm, no vectors, texts)': await entityRegistry(await postgresIndex(PGlite, { pg_trgm }, 0), { withEmbedder: none, withTexts: true }),
   'MiniSearch 7 (prefix, fuzzy 0.2, boosts)': peer(async (words) => miniSearch.search(words).map((hit) => hit.id)),
   'Orama 3 (tolerance 1, boosts)': peer(async (words) => (await oramaSearch(orama, { term: words, properties: FIELDS, boost: BOOSTS, tolerance: 1, limit: 1000 })).hits.map((hit) => hit.id)),
 }

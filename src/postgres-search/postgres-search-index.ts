@@ -3,7 +3,7 @@ import { CONTRACT_COLUMNS, CONTRACT_FIELDS } from '../contract/fields.js'
 import { resolveDialect } from '../kysely/sql-dialect.js'
 import type { IndexedEntity, IndexState, SearchIndex } from '../ports/search-index.js'
 import { trigramsOf } from '../search/text.js'
-import { createTables, dropTables, ENTITIES, ensureExtensions, GIN_INDEXES, STATE, TERM_FIELDS, TERMS } from './schema.js'
+import { createTables, dropTables, ENTITIES, ensureExtensions, GIN_INDEXES, PASSAGES, STATE, TERM_FIELDS, TERMS, writtenBeforePassages } from './schema.js'
 import { documentOf, searchText, termsOf } from './text-search.js'
 import { searchVectors, vectorText } from './vector-search.js'
 
@@ -25,7 +25,8 @@ const INSERT_BATCH = 500
 
 /**
  * The search index inside PostgreSQL, beside the store: full text in a weighted `tsvector` (GIN),
- * names and typos through `pg_trgm`, vectors in a pgvector column (HNSW, cosine); qualifiers are
+ * the texts' passages in a table of their own (the same), names and typos through `pg_trgm`,
+ * vectors in a pgvector column (HNSW, cosine); qualifiers are
  * the SQL of list filters. It holds no state of its own, so every instance over the database
  * searches it at once. Needs `pg_trgm`, and pgvector unless `dimensions` is 0: a clear error otherwise.
  */
@@ -34,6 +35,9 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
   const extensions = await ensureExtensions(db, dimensions > 0)
   const [major = 0, minor = 0] = (extensions.vector ?? '0').split('.').map(Number)
   const iterativeScan = major > 0 || minor >= 8
+  // An index written by a version without passages starts again empty: its indexer rebuilds it
+  // from the feed (search answers meanwhile, from what is indexed so far), as LanceDB's does.
+  if (await writtenBeforePassages(db)) await dropTables(db)
   await createTables(db, dialect, dimensions, extensions)
 
   return {
@@ -46,11 +50,21 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
       await db.transaction().execute(async (transaction) => {
         const ids = [...removals, ...upserts.map((entity) => entity.id)]
         const old = ids.length === 0 ? [] : await transaction.deleteFrom(ENTITIES).where('id', 'in', ids).returning(['tokens', 'names']).execute()
+        // An update replaces the entity's passages whole, as a removal removes them.
+        const oldPassages = ids.length === 0 ? [] : await transaction.deleteFrom(PASSAGES).where('entity_id', 'in', ids).returning('tokens').execute()
         const statistics = new Statistics()
         for (const row of old) statistics.add(termsOf(row.tokens as string), termsOf(row.names as string), -1)
-        for (const entity of upserts) statistics.add(entity.tokens, entity.names, 1)
+        for (const row of oldPassages) statistics.addPassage(termsOf(row.tokens as string), -1)
+        for (const entity of upserts) {
+          statistics.add(entity.tokens, entity.names, 1)
+          for (const passage of entity.passages ?? []) statistics.addPassage(passage.tokens, 1)
+        }
         for (let start = 0; start < upserts.length; start += INSERT_BATCH) {
           await transaction.insertInto(ENTITIES).values(upserts.slice(start, start + INSERT_BATCH).map((entity) => rowOf(entity, dimensions))).execute()
+        }
+        const passageRows = upserts.flatMap(passageRowsOf)
+        for (let start = 0; start < passageRows.length; start += INSERT_BATCH) {
+          await transaction.insertInto(PASSAGES).values(passageRows.slice(start, start + INSERT_BATCH)).execute()
         }
         await statistics.write(transaction)
         await transaction.updateTable(STATE).set({ cursor: state.cursor, embedder: state.embedderId }).execute()
@@ -73,7 +87,7 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
       // entities left 890,000 of them, which typo lookups read through the trigram index, 41 ms to 17).
       for (const name of GIN_INDEXES) await sql`select gin_clean_pending_list(gin) from to_regclass(${name}) as gin where gin is not null`.execute(db)
       await sql`vacuum (analyze) ${sql.table(TERMS)}`.execute(db)
-      await sql`analyze ${sql.table(ENTITIES)}`.execute(db)
+      for (const table of [ENTITIES, PASSAGES]) await sql`analyze ${sql.table(table)}`.execute(db)
     },
 
     // The database is the store's.
@@ -96,10 +110,25 @@ function rowOf(entity: IndexedEntity, dimensions: number): Record<string, unknow
   return row
 }
 
-/** What a write changes of BM25's statistics: entities, field lengths, and how many entities hold each term. */
+/** A passage's row: its entity's id, its place among the entity's passages, and its text as the entity's (`documentOf`, no names). */
+function passageRowsOf(entity: IndexedEntity): Record<string, unknown>[] {
+  return (entity.passages ?? []).map((passage, ordinal) => ({
+    entity_id: entity.id,
+    ordinal,
+    tokens: passage.tokens.join(' '),
+    document: sql`${documentOf(passage.tokens, [])}::tsvector`,
+  }))
+}
+
+/**
+ * What a write changes of BM25's statistics: entities, field lengths, and how many entities hold
+ * each term; passages, their length, and how many passages hold each token (the passages' ranking
+ * has statistics of its own, as in the memory index).
+ */
 class Statistics {
   private documents = 0
-  private lengths = { tokens: 0, names: 0, trigrams: 0 }
+  private passages = 0
+  private lengths = { tokens: 0, names: 0, trigrams: 0, passageTokens: 0 }
   private readonly holders = new Map<string, number>()
 
   add(tokens: readonly string[], names: readonly string[], sign: 1 | -1): void {
@@ -113,11 +142,19 @@ class Statistics {
       [TERM_FIELDS.names, names],
       [TERM_FIELDS.trigrams, trigrams],
     ] as const
-    for (const [field, terms] of fields) {
-      for (const term of new Set(terms)) {
-        const key = `${field}${term}`
-        this.holders.set(key, (this.holders.get(key) ?? 0) + sign)
-      }
+    for (const [field, terms] of fields) this.hold(field, terms, sign)
+  }
+
+  addPassage(tokens: readonly string[], sign: 1 | -1): void {
+    this.passages += sign
+    this.lengths.passageTokens += sign * tokens.length
+    this.hold(TERM_FIELDS.passageTokens, tokens, sign)
+  }
+
+  private hold(field: string, terms: readonly string[], sign: 1 | -1): void {
+    for (const term of new Set(terms)) {
+      const key = `${field}${term}`
+      this.holders.set(key, (this.holders.get(key) ?? 0) + sign)
     }
   }
 
@@ -130,7 +167,7 @@ class Statistics {
       await sql`insert into ${sql.table(TERMS)} (field, term, holders)
         select * from unnest(${fields}::text[], ${terms}::text[], ${deltas}::bigint[])
         on conflict (field, term) do update set holders = ${sql.table(TERMS)}.holders + excluded.holders`.execute(db)
-      // A term no entity holds any more is no typo's candidate.
+      // A term nothing holds any more is no typo's candidate.
       await sql`delete from ${sql.table(TERMS)} where holders <= 0 and (field, term) in (select * from unnest(${fields}::text[], ${terms}::text[]))`.execute(db)
     }
     await db
@@ -140,6 +177,8 @@ class Statistics {
         token_length: sql`token_length + ${this.lengths.tokens}`,
         name_length: sql`name_length + ${this.lengths.names}`,
         trigram_length: sql`trigram_length + ${this.lengths.trigrams}`,
+        passages: sql`passages + ${this.passages}`,
+        passage_length: sql`passage_length + ${this.lengths.passageTokens}`,
       })
       .execute()
   }

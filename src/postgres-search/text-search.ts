@@ -1,11 +1,12 @@
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely'
+import { sql, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely'
 import type { Qualifier } from '../gffs/types.js'
 import { qualifiersToSql } from '../kysely/gffs-to-sql.js'
 import type { SqlDialect } from '../kysely/sql-dialect.js'
 import type { TextHit, TextQuery } from '../ports/search-index.js'
 import { BM25, bestFirst, idf, nearTokens, textScorer, type FieldStatistics, type ScoredText } from '../search/bm25.js'
+import { withPassageText } from '../search/passage-ranks.js'
 import { MATCH_WEIGHTS, trigramsOf, typoAllowance } from '../search/text.js'
-import { ENTITIES, OTHER_TOKENS_WHERE, STATE, TERM_FIELDS, TERMS } from './schema.js'
+import { ENTITIES, OTHER_TOKENS_WHERE, PASSAGES, STATE, TERM_FIELDS, TERMS } from './schema.js'
 
 /** PostgreSQL refuses a lexeme of 2 KB or more; no one types one, so it is left out of the text and the queries. */
 const MAX_LEXEME_BYTES = 2046
@@ -58,6 +59,49 @@ interface EntityText {
   id: string
   tokens: string
   names: string
+  /** A passage's place among its entity's. */
+  ordinal?: number
+}
+
+type Fields = 'tokens' | 'names' | 'trigrams'
+
+/**
+ * What full text ranks: the entities, or their texts' passages (`IndexedPassage`: words matched
+ * exactly, no names), each passage under its entity's id and its entity's qualifiers.
+ */
+interface TextSide {
+  /** Its rows under the qualifiers, as candidates: the entity's id, the tokens and the name words. */
+  rows(db: Kysely<any>, dialect: SqlDialect, qualifiers: readonly Qualifier[]): SelectQueryBuilder<any, any, EntityText>
+  /** The table of its `document`s. */
+  table: string
+  /** Its count in `search_state`, and of each field its terms' field in `search_terms` and its length in `search_state` (null: the side has none). */
+  statistics: { count: string; fields: Record<Fields, { field: string; length: string } | null> }
+  exactWords: boolean
+}
+
+const ENTITY_TEXT: TextSide = {
+  rows: (db, dialect, qualifiers) => db.selectFrom(ENTITIES).select(['id', 'tokens', 'names']).where(qualifiersToSql(qualifiers, dialect)),
+  table: ENTITIES,
+  statistics: {
+    count: 'documents',
+    fields: {
+      tokens: { field: TERM_FIELDS.tokens, length: 'token_length' },
+      names: { field: TERM_FIELDS.names, length: 'name_length' },
+      trigrams: { field: TERM_FIELDS.trigrams, length: 'trigram_length' },
+    },
+  },
+  exactWords: false,
+}
+
+const PASSAGE_TEXT: TextSide = {
+  rows(db, dialect, qualifiers) {
+    const rows = db.selectFrom(PASSAGES).select(['entity_id as id', 'tokens', sql<string>`''`.as('names'), 'ordinal'])
+    // The prefilter is the entity's: the passages of the entities it keeps.
+    return qualifiers.length === 0 ? rows : rows.where('entity_id', 'in', db.selectFrom(ENTITIES).select('id').where(qualifiersToSql(qualifiers, dialect)))
+  },
+  table: PASSAGES,
+  statistics: { count: 'passages', fields: { tokens: { field: TERM_FIELDS.passageTokens, length: 'passage_length' }, names: null, trigrams: null } },
+  exactWords: true,
 }
 
 /**
@@ -73,16 +117,34 @@ const MIN_CANDIDATES = 200
  * Full text as the memory index ranks it (`textScorer`): the database finds the candidates (GIN over
  * the `tsvector` for tokens, typos and name words, the trigram index for parts of names) under the
  * qualifiers' SQL, keeps the best by its estimate, and keeps the statistics BM25 reads; the
- * candidates are scored here.
+ * candidates are scored here. The passages of the entities' texts are ranked so too, on their own
+ * statistics, when there are any, and the two rankings merged (`withPassageText`).
  */
 export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]> {
+  const [byEntity, byPassage] = await Promise.all([
+    rankSide(db, dialect, ENTITY_TEXT, query, qualifiers, limit),
+    // One row read: an index without texts asks nothing more.
+    passagesIndexed(db).then((any) => (any ? rankSide(db, dialect, PASSAGE_TEXT, query, qualifiers, limit) : null)),
+  ])
+  return byPassage === null ? byEntity.slice(0, limit) : withPassageText(byEntity, byPassage, limit)
+}
+
+async function passagesIndexed(db: Kysely<any>): Promise<boolean> {
+  const row = await db.selectFrom(STATE).select('passages').executeTakeFirstOrThrow()
+  return Number(row.passages) > 0
+}
+
+/** One side's hits, best first: every candidate scored, for `withPassageText` to merge before it cuts at `limit`. */
+async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, typedQuery: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]> {
+  // Passages match the typed words alone: names are matched on the entity.
+  const query = side.exactWords ? { ...typedQuery, words: typedQuery.words.map(({ token }) => ({ token, names: [] })) } : typedQuery
   const typed = query.words.map((word) => word.token)
   const names = query.words.flatMap((word) => word.names)
   const everyWord = [...new Set(typed)]
   // Independent of each other: the typos' lookup, and the prefilter's share (only the every-word step reads it).
   const [near, filtered] = await Promise.all([
-    vocabularyNear(db, typed.filter((token) => typoAllowance(token) > 0 && fits(token))),
-    everyWord.length > 1 ? plannedRows(db, dialect, qualifiers) : null,
+    side.exactWords ? [] : vocabularyNear(db, typed.filter((token) => typoAllowance(token) > 0 && fits(token))),
+    everyWord.length > 1 ? plannedRows(db, side.rows(db, dialect, qualifiers), qualifiers) : null,
   ])
   const nearby = query.words.flatMap((word) => nearTokens(word.token, near))
   const matches: Expression<SqlBool>[] = []
@@ -93,11 +155,11 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
   }
   const partsOfNames = names.filter((name) => name.length >= 3)
   const terms = { tokens: [...typed, ...nearby], names, trigrams: partsOfNames.flatMap(trigramsOf) }
-  const known = await statisticsOf(db, terms)
+  const known = await statisticsOf(db, side, terms)
   const count = Math.max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT)
-  const estimate = estimateOf(query, nearby, partsOfNames, known)
+  const estimate = estimateOf(query, nearby, partsOfNames, known, side.exactWords)
   const candidatesWhere = async (match: Expression<SqlBool>) =>
-    (await db.selectFrom(ENTITIES).select(['id', 'tokens', 'names']).where(qualifiersToSql(qualifiers, dialect)).where(match).orderBy(estimate, 'desc').orderBy('id').limit(count).execute()) as EntityText[]
+    (await side.rows(db, dialect, qualifiers).where(match).orderBy(estimate, 'desc').orderBy('id').limit(count).execute()) as EntityText[]
   // Common words: when enough rows hold every word as typed, they are the answer (search puts what
   // matched every word first), and the rows holding any of them need not be ranked (two common words
   // at 1,000,000 rows: 160,000 of those against 7,000 of these).
@@ -110,33 +172,33 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
     const alternatives = anyOf([...typed, ...nearby], names)
     const anyWord = [...(alternatives === '' ? [] : [sql<SqlBool>`document @@ ${alternatives}::tsquery`]), ...partsOfNames.map((name) => sql<SqlBool>`names like ${containing(name)}`)]
     if (matches.length === 0 && anyWord.length === 0) return []
-    const seen = new Set(rows.map((row) => row.id))
+    const keyOf = (row: EntityText) => `${row.id} ${row.ordinal ?? ''}`
+    const seen = new Set(rows.map(keyOf))
     const any = await candidatesWhere(matches.length > 0 ? sql<SqlBool>`${sql.join(matches, sql` and `)}` : sql<SqlBool>`(${sql.join(anyWord, sql` or `)})`)
-    rows = [...rows, ...any.filter((row) => !seen.has(row.id))]
+    rows = [...rows, ...any.filter((row) => !seen.has(keyOf(row)))]
   }
   const candidates = rows.map((row): ScoredText => ({ id: row.id, tokens: termsOf(row.tokens), names: termsOf(row.names) }))
   if (candidates.length === 0) return []
   // The candidates' own near tokens of a typed one are scored too: their statistics, if not read yet.
-  const candidateTokens = [...new Set(candidates.flatMap((candidate) => candidate.tokens))]
+  const candidateTokens = side.exactWords ? [] : [...new Set(candidates.flatMap((candidate) => candidate.tokens))]
   const read = new Set(terms.tokens)
   const unread = typed.flatMap((token) => nearTokens(token, candidateTokens)).filter((token) => !read.has(token))
-  const statistics = unread.length === 0 ? known : await statisticsOf(db, { ...terms, tokens: [...terms.tokens, ...unread] })
+  const statistics = unread.length === 0 ? known : await statisticsOf(db, side, { ...terms, tokens: [...terms.tokens, ...unread] })
   const phraseHolders = await Promise.all(
-    query.phrases.map(async (phrase) => Number((await sql<{ holders: string }>`select count(*) as holders from ${sql.table(ENTITIES)} where document @@ ${phraseQueryOf(phrase)}::tsquery`.execute(db)).rows[0]!.holders)),
+    query.phrases.map(async (phrase) => Number((await sql<{ holders: string }>`select count(*) as holders from ${sql.table(side.table)} where document @@ ${phraseQueryOf(phrase)}::tsquery`.execute(db)).rows[0]!.holders)),
   )
-  const score = textScorer(query, { ...statistics, phraseHolders })
-  const hits = candidates.flatMap((candidate) => score(candidate) ?? [])
-  return hits.sort(bestFirst).slice(0, limit)
+  const score = textScorer(query, { ...statistics, phraseHolders }, { exactWords: side.exactWords })
+  return candidates.flatMap((candidate) => score(candidate) ?? []).sort(bestFirst)
 }
 
 /**
- * The rows that the qualifiers keep, as the planner estimates them (its statistics, no rows read;
+ * The rows of a side that the qualifiers keep, as the planner estimates them (its statistics, no rows read;
  * null with no qualifiers: every row): under a narrow prefilter few rows hold every word, and asking
  * for them first is a query wasted (two common words under a 2% prefilter at 1,000,000 rows: 140).
  */
-async function plannedRows(db: Kysely<any>, dialect: SqlDialect, qualifiers: readonly Qualifier[]): Promise<number | null> {
+async function plannedRows(db: Kysely<any>, kept: SelectQueryBuilder<any, any, EntityText>, qualifiers: readonly Qualifier[]): Promise<number | null> {
   if (qualifiers.length === 0) return null
-  const compiled = db.selectFrom(ENTITIES).select(sql`1`.as('one')).where(qualifiersToSql(qualifiers, dialect)).compile()
+  const compiled = kept.compile()
   const { rows } = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>({ ...compiled, sql: `explain (format json) ${compiled.sql}` })
   return rows[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? null
 }
@@ -156,14 +218,14 @@ function expectedHolders(field: FieldStatistics, tokens: readonly string[]): num
  * as BM25's length normalization does. Rare words thus come before common ones, and a row holding
  * more of the words before one holding fewer.
  */
-function estimateOf(query: TextQuery, nearby: readonly string[], partsOfNames: readonly string[], statistics: Record<Fields, FieldStatistics>): Expression<number> {
+function estimateOf(query: TextQuery, nearby: readonly string[], partsOfNames: readonly string[], statistics: Record<Fields, FieldStatistics>, exactWords: boolean): Expression<number> {
   const weights = new Map<string, number>()
   // Keyed by the weight class the term is at (`documentOf`): D for tokens, A for name words.
   const add = (term: string, weight: number) => weights.set(term, (weights.get(term) ?? 0) + weight)
   const idfOf = (field: FieldStatistics, term: string) => idf(field, field.holders(term))
-  // A typed token matches the fuzzy clause too (`textScorer`).
+  // A typed token matches the fuzzy clause too (`textScorer`), but where words match exactly.
   for (const { token } of query.words) {
-    if (fits(token)) add(`D${lexeme(token)}`, (MATCH_WEIGHTS.word + (typoAllowance(token) > 0 ? MATCH_WEIGHTS.nearWord : 0)) * idfOf(statistics.tokens, token))
+    if (fits(token)) add(`D${lexeme(token)}`, (MATCH_WEIGHTS.word + (!exactWords && typoAllowance(token) > 0 ? MATCH_WEIGHTS.nearWord : 0)) * idfOf(statistics.tokens, token))
   }
   for (const token of new Set(nearby)) {
     if (fits(token) && !query.words.some((word) => word.token === token)) add(`D${lexeme(token)}`, MATCH_WEIGHTS.nearWord * idfOf(statistics.tokens, token))
@@ -241,13 +303,19 @@ async function vocabularyNear(db: Kysely<any>, tokens: readonly string[]): Promi
   })
 }
 
-type Fields = 'tokens' | 'names' | 'trigrams'
-
-/** BM25's statistics of the three fields, for the terms a query scores. */
-async function statisticsOf(db: Kysely<any>, terms: Record<Fields, string[]>): Promise<Record<Fields, FieldStatistics>> {
-  const pairs = (Object.keys(terms) as Fields[]).flatMap((field) => [...new Set(terms[field])].map((term) => [TERM_FIELDS[field], term] as const))
+/** BM25's statistics of a side's three fields, for the terms a query scores (a field the side has not: none held, of no length). */
+async function statisticsOf(db: Kysely<any>, side: TextSide, terms: Record<Fields, string[]>): Promise<Record<Fields, FieldStatistics>> {
+  const { count: countColumn, fields } = side.statistics
+  const kept = (Object.keys(terms) as Fields[]).flatMap((name) => {
+    const field = fields[name]
+    return field === null ? [] : [{ name, ...field }]
+  })
+  const pairs = kept.flatMap(({ name, field }) => [...new Set(terms[name])].map((term) => [field, term] as const))
   const [state, rows] = await Promise.all([
-    db.selectFrom(STATE).select(['documents', 'token_length', 'name_length', 'trigram_length']).executeTakeFirstOrThrow(),
+    db
+      .selectFrom(STATE)
+      .select([countColumn, ...kept.map(({ length }) => length)])
+      .executeTakeFirstOrThrow() as Promise<Record<string, unknown>>,
     pairs.length === 0
       ? []
       : db
@@ -256,13 +324,16 @@ async function statisticsOf(db: Kysely<any>, terms: Record<Fields, string[]>): P
           .where(sql<SqlBool>`(field, term) in (select * from unnest(${pairs.map(([field]) => field)}::text[], ${pairs.map(([, term]) => term)}::text[]))`)
           .execute(),
   ])
-  const count = Number(state.documents)
+  const count = Number(state[countColumn])
   const holders = new Map<string, number>()
   for (const row of rows) holders.set(`${row.field} ${row.term}`, Number(row.holders))
-  const field = (name: Fields, length: unknown): FieldStatistics => ({
-    count,
-    averageLength: Number(length) / Math.max(1, count),
-    holders: (term) => holders.get(`${TERM_FIELDS[name]} ${term}`) ?? 0,
-  })
-  return { tokens: field('tokens', state.token_length), names: field('names', state.name_length), trigrams: field('trigrams', state.trigram_length) }
+  const statisticsOfField = (name: Fields): FieldStatistics => {
+    const field = fields[name]
+    return {
+      count,
+      averageLength: field === null ? 0 : Number(state[field.length]) / Math.max(1, count),
+      holders: (term) => (field === null ? 0 : (holders.get(`${field.field} ${term}`) ?? 0)),
+    }
+  }
+  return { tokens: statisticsOfField('tokens'), names: statisticsOfField('names'), trigrams: statisticsOfField('trigrams') }
 }

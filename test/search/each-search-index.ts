@@ -26,8 +26,6 @@ export interface SearchIndexKind {
   skipReason: string | null
   /** Whether it ranks by vectors too (an index of full text and names alone does not). */
   semantic: boolean
-  /** Whether it indexes the passages of entities' texts (the index inside PostgreSQL does not yet). */
-  passages: boolean
   open(dimensions: number): Promise<{ index: SearchIndex; dispose(): Promise<void> }>
 }
 
@@ -50,12 +48,12 @@ const pgliteVector = await (async () => {
 })()
 
 export const searchIndexKinds: SearchIndexKind[] = [
-  { name: 'memory', skipReason: null, semantic: true, passages: true, open: async () => ({ index: createMemorySearchIndex(), dispose: async () => {} }) },
+  { name: 'memory', skipReason: null, semantic: true, open: async () => ({ index: createMemorySearchIndex(), dispose: async () => {} }) },
   {
     name: 'lancedb',
     skipReason: null,
     semantic: true,
-    passages: true,
+   
     async open(dimensions) {
       const directory = await mkdtemp(join(tmpdir(), 'er-lancedb-'))
       const index = await createLancedbSearchIndex({ uri: directory, dimensions })
@@ -73,7 +71,7 @@ export const searchIndexKinds: SearchIndexKind[] = [
     name: 'postgres',
     skipReason: storeDialects.find((dialect) => dialect.name === 'postgres')!.skipReason,
     semantic: false,
-    passages: false,
+   
     async open() {
       // pg_trgm once in the database, in `public`, which each test's schema searches after its own.
       await withPostgresClient(POSTGRES_URL, (client) => client.query('create extension if not exists pg_trgm schema public')).catch(() => undefined)
@@ -91,12 +89,12 @@ export const searchIndexKinds: SearchIndexKind[] = [
       }
     },
   },
-  { name: 'pglite', skipReason: null, semantic: false, passages: false, open: () => pgliteIndex(PGlite, { pg_trgm }, 0) },
+  { name: 'pglite', skipReason: null, semantic: false, open: () => pgliteIndex(PGlite, { pg_trgm }, 0) },
   {
     name: 'pglite-vector',
     skipReason: pgliteVector.skipReason,
     semantic: true,
-    passages: false,
+   
     open: (dimensions) => pgliteIndex(pgliteVector.Constructor!, pgliteVector.extensions!, dimensions),
   },
 ]

@@ -1,7 +1,7 @@
-/** The index inside PostgreSQL on its own (PGlite with pg_trgm): its statistics as it is written, and its start-up errors. */
+/** The index inside PostgreSQL on its own (PGlite with pg_trgm): its statistics and passages as it is written, its upgrade, and its start-up errors. */
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
-import { Kysely, PGliteDialect } from 'kysely'
+import { Kysely, PGliteDialect, sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseGffs } from '../../src/gffs/parse.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
@@ -100,6 +100,81 @@ describe('the search index inside PostgreSQL', () => {
       expect(found.sort(searchOrder(query.words.length)).map((hit) => hit.id), q).toEqual(expected.map((hit) => hit.id))
       found.forEach((hit, position) => expect(hit.score, q).toBeCloseTo(expected[position]!.score, 9))
     }
+  })
+
+  it('keeps the passages and their statistics as texts are added, replaced and removed: the same hits as the memory index', STARTS, async () => {
+    const postgres = await createPostgresSearchIndex({ db: withTrigrams, dimensions: 0 })
+    await postgres.clear()
+    const memory = createMemorySearchIndex()
+    const withTexts = (id: string, snapshot: Parameters<typeof entity>[1], ...texts: string[]): IndexedEntity => ({ ...entity(id, snapshot), passages: texts.map((text) => ({ tokens: tokenize(text) })) })
+    const steps: Parameters<SearchIndex['apply']>[0][] = [
+      {
+        upserts: [
+          withTexts('b1', { type: 'legislation', title: 'Lighthouse Act' }, 'lighthouse keepers and their pensions', 'pensions of keepers retired before 1950'),
+          withTexts('b2', { type: 'legislation', title: 'Volcano Act' }, 'volcano monitoring stations and their keepers'),
+          withTexts('b3', { type: 'legislation', title: 'Pensions Act' }, 'retirement of federal employees'),
+          entity('p1', { type: 'person', name: 'Amy Keepers' }),
+        ],
+        removals: [],
+        state: { cursor: '1', embedderId: 'none' },
+      },
+      // The text of b1 replaced, b2 removed (a deletion or a merge), b3's text gone.
+      { upserts: [withTexts('b1', { type: 'legislation', title: 'Lighthouse Act' }, 'glacier observatory funding'), entity('b3', { type: 'legislation', title: 'Pensions Act' })], removals: ['b2'], state: { cursor: '2', embedderId: 'none' } },
+      { upserts: [withTexts('b4', { type: 'committee', title: 'Committee on Lighthouses' }, 'keepers pensions hearing', 'glacier keepers')], removals: [], state: { cursor: '3', embedderId: 'none' } },
+    ]
+    const queries = ['keepers pensions', 'lighthouse keepers', 'volcano monitoring', 'glacier', '"keepers pensions"', 'retirement', 'keepers type:legislation', 'glacier -type:committee']
+    const agree = async (step: number) => {
+      for (const q of queries) {
+        const { text, qualifiers } = parseGffs(q, { allowFreeText: true })
+        const query = textQueryOf(text, new Map())
+        const [expected, found] = await Promise.all([memory.fullText(query, qualifiers, 10), postgres.fullText(query, qualifiers, 10)])
+        expect(found.map(({ score, ...hit }) => hit), `${q} (step ${step})`).toEqual(expected.map(({ score, ...hit }) => hit))
+        found.forEach((hit, position) => expect(hit.score, q).toBeCloseTo(expected[position]!.score, 9))
+      }
+    }
+    for (const [number, step] of steps.entries()) {
+      await postgres.apply(step)
+      await memory.apply(step)
+      await agree(number)
+    }
+    const found = async (q: string) => (await postgres.fullText(textQueryOf(parseGffs(q, { allowFreeText: true }).text, new Map()), [], 10)).map((hit) => hit.id)
+    expect(await found('volcano monitoring')).toEqual([])
+    expect(await found('retirement')).toEqual([])
+    expect((await found('glacier')).toSorted()).toEqual(['b1', 'b4'])
+    // What the removals left: no passage of b2 or b3, and no count of their words.
+    const passages = await withTrigrams.selectFrom('search_passages').select(['entity_id', 'ordinal']).orderBy('entity_id').orderBy('ordinal').execute()
+    expect(passages).toEqual([
+      { entity_id: 'b1', ordinal: 0 },
+      { entity_id: 'b4', ordinal: 0 },
+      { entity_id: 'b4', ordinal: 1 },
+    ])
+    const terms = await withTrigrams.selectFrom('search_terms').select(['term', 'holders']).where('field', '=', 'p').orderBy('term').execute()
+    expect(terms.map(({ term, holders }) => `${term} ${holders}`)).toEqual(['fund 1', 'glacier 2', 'hear 1', 'keeper 2', 'observatori 1', 'pension 1'])
+    const state = await withTrigrams.selectFrom('search_state').select(['passages', 'passage_length']).executeTakeFirstOrThrow()
+    expect([Number(state.passages), Number(state.passage_length)]).toEqual([3, 8])
+    // Merging the GIN indexes' pending rows changes no answer; clearing removes the passages.
+    await postgres.optimize()
+    await agree(steps.length)
+    await postgres.clear()
+    expect(await withTrigrams.selectFrom('search_passages').select('entity_id').execute()).toEqual([])
+    expect(await found('glacier')).toEqual([])
+  })
+
+  it('empties an index written before passages when it opens, so that its indexer rebuilds it with them', STARTS, async () => {
+    const postgres = await createPostgresSearchIndex({ db: withTrigrams, dimensions: 0 })
+    await postgres.clear()
+    await postgres.apply({ upserts: [entity('a1', { type: 'person', name: 'Amy Klobuchar' })], removals: [], state: { cursor: '7', embedderId: 'none' } })
+    // As the version before passages left it: no passages' table, no passages' counts.
+    await sql`drop table search_passages`.execute(withTrigrams)
+    await sql`alter table search_state drop column passages, drop column passage_length`.execute(withTrigrams)
+    const reopened = await createPostgresSearchIndex({ db: withTrigrams, dimensions: 0 })
+    expect(await reopened.state()).toEqual({ cursor: null, embedderId: null })
+    expect(await reopened.fullText(textQueryOf(parseGffs('klobuchar', { allowFreeText: true }).text, new Map()), [], 10)).toEqual([])
+    await reopened.apply({ upserts: [{ ...entity('a1', { type: 'person', name: 'Amy Klobuchar' }), passages: [{ tokens: tokenize('farm bill hearings') }] }], removals: [], state: { cursor: '7', embedderId: 'none' } })
+    expect((await reopened.fullText(textQueryOf(parseGffs('farm hearings', { allowFreeText: true }).text, new Map()), [], 10)).map((hit) => hit.id)).toEqual(['a1'])
+    // Opened again, an index with passages is kept.
+    await createPostgresSearchIndex({ db: withTrigrams, dimensions: 0 })
+    expect(await reopened.state()).toEqual({ cursor: '7', embedderId: 'none' })
   })
 
   it('refuses to start without pg_trgm, or without pgvector for an embedder that makes vectors, naming the extension and how to add it', STARTS, async () => {

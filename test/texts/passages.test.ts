@@ -18,10 +18,10 @@ import { importNdjson } from '../../src/warehouse/import.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
 import { DEMO_RECORDS, importDemo } from '../support/demo.js'
 import { KINDS, measureByKind, RELEVANCE_SET } from '../search/relevance.mjs'
-import { searchIndexKinds as allSearchIndexKinds } from '../search/each-search-index.js'
+import { searchIndexKinds } from '../search/each-search-index.js'
 
-/** The indexes that search inside texts (not yet the one inside PostgreSQL). */
-const searchIndexKinds = allSearchIndexKinds.filter((kind) => kind.passages)
+/** The kinds that run on this machine. */
+const runnable = searchIndexKinds.filter((kind) => kind.skipReason === null)
 
 const embedder = createWordVectorEmbedder()
 const words = (count: number, from = 0) => Array.from({ length: count }, (_, index) => `w${from + index}`).join(' ')
@@ -53,7 +53,8 @@ async function demoWith(extra: { id: string; file: string; bytes: Uint8Array; mi
 }
 
 for (const kind of searchIndexKinds) {
-  describe(`search inside the texts [${kind.name}]`, () => {
+  const describeKind = kind.skipReason === null ? describe : describe.skip
+  describeKind(`search inside the texts [${kind.name}]${kind.skipReason === null ? '' : ` skipped: ${kind.skipReason}`}`, () => {
     let opened: { index: SearchIndex; dispose(): Promise<void> }
     beforeAll(async () => {
       opened = await kind.open(embedder.dimensions)
@@ -146,9 +147,13 @@ describe('extracted texts', () => {
 })
 
 describe('search indexes agree on passages', () => {
-  it('find the same entities by their texts\' words, phrases and qualifiers', async () => {
+  // PGlite starts in 2 to 30 s, by how busy the machine is.
+  it('find the same entities by their texts\' words, phrases and qualifiers', { timeout: 120_000 }, async () => {
     const { store, blobs } = await demoWith()
-    const opened = await Promise.all(searchIndexKinds.map((kind) => kind.open(embedder.dimensions)))
+    // One after the other: PGlite's start holds the event loop for seconds, past the bound within
+    // which the PostgreSQL kind's reads must be answered (3 s) if it were opening at the same time.
+    const opened: Awaited<ReturnType<(typeof runnable)[number]['open']>>[] = []
+    for (const kind of runnable) opened.push(await kind.open(embedder.dimensions))
     for (const { index } of opened) await createIndexer({ store, index, embedder, texts: createEntityTexts({ blobs }) }).catchUp()
     const queries = ['immigration reform citizenship', 'firearms trafficking', '"cloture motion"', 'embassy security funds type:legislation', 'health insurance', 'health insurance localType:~bill']
     for (const q of queries) {
@@ -168,7 +173,7 @@ describe('relevance with passages', () => {
     const { store, blobs } = await demoWith()
     const nicknames = await loadNicknames()
     const figures: Record<string, Awaited<ReturnType<typeof measureByKind>>> = {}
-    for (const kind of searchIndexKinds) {
+    for (const kind of runnable) {
       for (const passages of [false, true]) {
         const { index, dispose } = await kind.open(embedder.dimensions)
         await createIndexer({ store, index, embedder, ...(passages ? { texts: createEntityTexts({ blobs }) } : {}) }).catchUp()
@@ -177,7 +182,7 @@ describe('relevance with passages', () => {
         await dispose()
       }
     }
-    for (const kind of searchIndexKinds) {
+    for (const kind of runnable) {
       const [without, withPassages] = [figures[kind.name]!, figures[`${kind.name} passages`]!]
       expect(withPassages.texts.top5, kind.name).toBe(11)
       expect(withPassages.all.ndcg10!, kind.name).toBeGreaterThan(without.all.ndcg10! + 0.05)
@@ -186,7 +191,7 @@ describe('relevance with passages', () => {
       for (const other of KINDS.filter((name) => name !== 'texts' && name !== 'none')) expect(withPassages[other].ndcg10!, `${kind.name} ${other}`).toBeGreaterThanOrEqual(without[other].ndcg10! - 0.05)
       expect(withPassages.none.results!, kind.name).toBeLessThanOrEqual(without.none.results! + 0.5)
     }
-  }, 120_000)
+  }, 300_000)
 })
 
 describe('a LanceDB index written before passages', () => {
