@@ -9,7 +9,7 @@ import { createKyselyApiKeyStore } from './kysely-api-key-store.js'
 import { countFacets } from './facet-counts.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
-import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from './query-shapes.js'
+import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type ParameterValue } from './query-shapes.js'
 import { PAGE_COLUMNS, selectChanges, selectServedEntities, asRenderedEntities, toStoredChange, toStoredEntity } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName } from './sql-dialect.js'
@@ -44,11 +44,17 @@ export interface KyselyStore extends RegistryStore {
 
 /**
  * The store over a Kysely instance made for it alone, which it destroys if opening fails (the
- * factories for SQLite, PostgreSQL and PGlite use this).
+ * factories for SQLite, PostgreSQL and PGlite use this); `readNow` runs its reads outside Kysely
+ * where the connection allows.
  */
-export async function createOwningStore<DB>(db: Kysely<DB>, dialect: DialectName, tuning: StoreTuning = {}): Promise<KyselyStore> {
+export async function createOwningStore<DB>(
+  db: Kysely<DB>,
+  dialect: DialectName,
+  tuning: StoreTuning = {},
+  readNow: ImmediateRead | null = null,
+): Promise<KyselyStore> {
   try {
-    return await createKyselyStore({ ...tuning, db, dialect })
+    return await openKyselyStore({ ...tuning, db, dialect }, readNow)
   } catch (error) {
     await db.destroy()
     throw error
@@ -56,13 +62,17 @@ export async function createOwningStore<DB>(db: Kysely<DB>, dialect: DialectName
 }
 
 /** The store over a Kysely instance; brings its schema up to date first. */
-export async function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Promise<KyselyStore> {
+export function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Promise<KyselyStore> {
+  return openKyselyStore(options, null)
+}
+
+async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: ImmediateRead | null): Promise<KyselyStore> {
   const db = options.db as unknown as Kysely<RegistryDatabase>
   const maxListWindow = options.listWindow ?? 10_000
   const dialect = await resolveDialect(db, options.dialect)
   await migrateToLatest(db, dialect)
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
-  const shapes = createQueryShapes(db)
+  const shapes = createQueryShapes(db, readNow)
   const readFeedHead = async () => encodeHead((await shapes.execute('feed-head', [], () => feedHeadQuery(db)))[0]!.seq)
 
   return {

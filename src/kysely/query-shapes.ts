@@ -8,6 +8,12 @@ const MAX_SHAPES = 256
 /** A value bound to a query's parameter. */
 export type ParameterValue = string | number
 
+/**
+ * Runs a read-only statement now, outside Kysely, where the connection allows (the SQLite store's,
+ * when no query or transaction holds it): its rows, or null to run it through Kysely instead.
+ */
+export type ImmediateRead = (sql: string, parameters: readonly unknown[]) => unknown[] | null
+
 interface CompiledShape {
   compiled: CompiledQuery
   /** Per compiled parameter: the index of the call's value it takes, or -1 for a constant. */
@@ -22,9 +28,10 @@ interface CompiledShape {
  * each exactly once (a value case-folded, escaped, inlined or repeated), is never cached: it is
  * built with the call's values every time, as without this. So `build` must bind each value as it
  * is, or transform it in a way that changes a sentinel (sentinels hold capitals and control
- * characters, which case folding and escaping change).
+ * characters, which case folding and escaping change). Every shape is a read: `readNow`, where
+ * given, may run it.
  */
-export function createQueryShapes(db: Kysely<any>) {
+export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null = null) {
   const shapes = new Map<string, CompiledShape | null>()
 
   function compileShape(valueCount: number, build: (values: ParameterValue[]) => Compilable<unknown>): CompiledShape | null {
@@ -47,7 +54,7 @@ export function createQueryShapes(db: Kysely<any>) {
       if (shape === null) return (await db.executeQuery(build(values).compile())).rows
       const { compiled, slots } = shape
       const parameters = compiled.parameters.map((parameter, index) => (slots[index] === -1 ? parameter : values[slots[index]!]))
-      return (await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows
+      return (readNow?.(compiled.sql, parameters) as Row[] | null) ?? (await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows
     },
   }
 }

@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely'
 import { encodeChangeId } from '../contract/change-id.js'
-import type { StoredChange, StoredEntity } from '../contract/entity.js'
+import type { PublicSnapshot, StoredChange, StoredEntity } from '../contract/entity.js'
 import { renderEntityResource } from '../contract/resource-json.js'
 import type { RenderedEntity } from '../ports/entity-store.js'
 import type { NewChange } from '../ports/warehouse-backend.js'
@@ -43,9 +43,22 @@ export async function findEntity(db: Kysely<RegistryDatabase>, id: string): Prom
 }
 
 export function toStoredEntity(row: EntityRow & { resource?: string | null }): StoredEntity {
-  const entity: StoredEntity = { id: row.id, state: row.state, mergedInto: row.merged_into, snapshot: JSON.parse(row.snapshot) }
-  if (row.resource != null) entity.resource = row.resource
-  return entity
+  const { id, state, merged_into: mergedInto, resource } = row
+  if (resource == null) return { id, state, mergedInto, snapshot: JSON.parse(row.snapshot) }
+  // Served as its resource, the entity seldom needs its snapshot (a get by id never does): parsed when asked.
+  let snapshot: PublicSnapshot | undefined
+  return {
+    id,
+    state,
+    mergedInto,
+    get snapshot() {
+      return (snapshot ??= JSON.parse(row.snapshot) as PublicSnapshot)
+    },
+    set snapshot(value) {
+      snapshot = value
+    },
+    resource,
+  }
 }
 
 /**
