@@ -47,7 +47,7 @@ const STEPS = [
   { step: 'headers (CORS, request id, rate-limit headers, node:http rendering them)', test: ({ name, source }) => ['requestIdOf', 'rateLimitHeaders', 'randomUUID'].includes(name) || name === 'writeHead' || (source === 'node:_http_outgoing' && !/^(end|write_|_send|_writeRaw|_finish|onFinish)$/.test(name)) || (source === 'node:_http_common' && /^check/.test(name)) },
   { step: 'API key (hash, lookup, cache)', test: ({ name, source }) => source.startsWith('src/auth/') || source.includes('node_modules/@noble/hashes/') || name === 'bearerToken' },
   { step: 'rate limiter', test: ({ source }) => source.startsWith('src/rate-limit/') || source === 'src/node/rate-limit.ts' },
-  { step: 'routing (itty-router, src/http/router.ts)', test: ({ source }) => source.includes('node_modules/itty-router/') || source === 'src/http/router.ts' || source === 'src/http/explorer.ts' },
+  { step: 'routing (src/http/router.ts)', test: ({ source }) => source === 'src/http/router.ts' || source === 'src/http/explorer.ts' },
   { step: 'validation (parameters, id, media types)', test: ({ source }) => ['src/http/query.ts', 'src/contract/ids.ts', 'src/http/media-type.ts'].includes(source) },
   { step: 'store (Kysely, better-sqlite3)', test: ({ source }) => source.startsWith('src/kysely/') || source.includes('node_modules/kysely/') || source.includes('node_modules/better-sqlite3/') || source === 'bench/servers/queries.mjs' },
   { step: 'document (template filled, links)', test: ({ name, source }) => ['src/http/documents.ts', 'src/contract/resource-json.ts', 'src/http/links.ts'].includes(source) || (source === 'bench/servers/floor.mjs' && name !== '(anonymous)') },

@@ -50,7 +50,9 @@ export function requireEntityId(id: string | undefined): string {
  * missing link or a drained entity is not found. A tombstone is found (with an empty snapshot).
  */
 export async function resolveEntity(store: EntityStore, id: string): Promise<StoredEntity> {
-  const { end } = await followMerges(await store.getEntity(id), (next) => store.getEntity(next))
+  const entity = await store.getEntity(id)
+  // Most entities are merged into none: no chain to follow.
+  const end = entity?.state === 'merged' ? (await followMerges(entity, (next) => store.getEntity(next))).end : entity
   if (end === null || end.state === 'drained') throw new HttpError('not_found', `entity ${id} was not found`)
   return end
 }

@@ -1,4 +1,3 @@
-import { IttyRouter, type IRequest } from 'itty-router'
 import type { Answer } from './answer.js'
 import { listChanges } from './changes.js'
 import type { EndpointHandler, RequestContext } from './context.js'
@@ -25,23 +24,36 @@ export const ALLOWED_METHODS = 'GET, HEAD, OPTIONS'
 
 type RouterContext = Omit<RequestContext, 'params'>
 
+/**
+ * A route's path as a pattern over the request's path: `:name` takes one segment (percent-encoded,
+ * as in the request), trailing slashes are allowed, repeated slashes of the route's own are one.
+ */
+function pathPattern(path: string): RegExp {
+  const pattern = path
+    .replace(/\/+(\/|$)/g, '$1')
+    .split(/(\/:\w+)/)
+    .map((part) => (part.startsWith('/:') ? `/(?<${part.slice(2)}>[^/]+?)` : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('')
+  return new RegExp(`^${pattern}/*$`)
+}
+
+/**
+ * The endpoint a request's path names, tried in order on the URL the registry already parsed (a
+ * general router parsed it again, and walked a route a method).
+ */
 export function createRouter(basePath: string): (context: RouterContext) => Promise<Answer> {
-  const router = IttyRouter<IRequest, [RouterContext], Answer>({ base: basePath })
-  const endpoints = routes()
-  for (const [path, handler] of endpoints) {
-    const route = (request: IRequest, context: RouterContext) => {
+  const endpoints = routes().map(([path, handler]) => ({ path, handler, pattern: pathPattern(basePath + path) }))
+  return async (context) => {
+    const { pathname } = context.url
+    for (const { path, handler, pattern } of endpoints) {
+      const match = pattern.exec(pathname)
+      if (match === null) continue
+      if (context.request.method !== 'GET' && context.request.method !== 'HEAD') {
+        throw new HttpError('method_not_allowed', 'this service is read-only: use GET or HEAD', undefined, { Allow: ALLOWED_METHODS })
+      }
       context.trace.route = path
-      return handler({ ...context, params: request.params })
+      return handler({ ...context, params: { ...match.groups } })
     }
-    router.get(path, route).head(path, route)
-  }
-  for (const [path] of endpoints) {
-    router.all(path, () => {
-      throw new HttpError('method_not_allowed', 'this service is read-only: use GET or HEAD', undefined, { Allow: ALLOWED_METHODS })
-    })
-  }
-  router.all('*', () => {
     throw new HttpError('not_found', 'no such endpoint')
-  })
-  return (context) => router.fetch(context.request as IRequest, context)
+  }
 }

@@ -87,6 +87,20 @@ describe('errors', () => {
     }
   })
 
+  it('routes by path alone: trailing slashes allowed, one segment an id, anything else 404; under a base path too', async () => {
+    const [first] = (await (await get('/v1/entities?page[limit]=1')).json()).data
+    expect((await get(`/v1/entities/${first.id}/`)).status).toBe(200)
+    expect((await get('/v1/entities/')).status).toBe(200)
+    expect((await get('/v1/entities/changes/?filter=type:person')).status).toBe(200)
+    await expectError(await get(`/v1/entities/${first.id}/other`), 404, 'not_found')
+    await expectError(await get('/v1/nothing'), 404, 'not_found')
+    await expectError(await get('/v1/nothing', { method: 'POST' }), 404, 'not_found')
+    const based = testRegistry(store, { baseUrl: '/api.v1+x' })
+    expect((await based.get(`/api.v1+x/v1/entities/${first.id}`)).status).toBe(200)
+    await expectError(await based.get(`/apixv1+x/v1/entities/${first.id}`), 404, 'not_found')
+    await expectError(await based.get(`/v1/entities/${first.id}`), 404, 'not_found')
+  })
+
   it('negotiates the JSON:API media type: 406 and 415', async () => {
     await expectError(await get('/v1/entities', { headers: { Accept: 'application/vnd.api+json; charset=utf-8' } }), 406, 'not_acceptable')
     expect((await get('/v1/entities?page[limit]=1', { headers: { Accept: 'application/vnd.api+json; charset=utf-8, application/vnd.api+json' } })).status).toBe(200)
