@@ -202,13 +202,27 @@ function writeAnswer({ status, headers, body, sent }: Answer, res: ServerRespons
   // Once the last bytes are handed to the socket, or the connection is gone.
   if (sent) res.once('close', sent)
   if (typeof body === 'string') {
-    res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) }).end(body)
+    res.writeHead(status, headerList(headers, Buffer.byteLength(body))).end(body)
   } else if (body === null || body instanceof Uint8Array) {
-    res.writeHead(status, headers).end(body ?? undefined)
+    res.writeHead(status, headerList(headers)).end(body ?? undefined)
   } else {
-    res.writeHead(status, headers)
+    res.writeHead(status, headerList(headers))
     return streamBody(body, res)
   }
+}
+
+/**
+ * An answer's headers as node:http's flat list of names and values, `Content-Length` replaced when
+ * given. node:http renders an object's headers through a `for…in` over it, which cost a get by id
+ * some 7 us more over HTTP than this list (bench/README.md); both are validated alike.
+ */
+function headerList(headers: Record<string, string>, contentLength?: number): string[] {
+  const list: string[] = []
+  for (const name of Object.keys(headers)) {
+    if (contentLength === undefined || name !== 'Content-Length') list.push(name, headers[name]!)
+  }
+  if (contentLength !== undefined) list.push('Content-Length', String(contentLength))
+  return list
 }
 
 async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
