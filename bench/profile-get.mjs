@@ -44,7 +44,7 @@ const STEPS = [
   { step: 'GC', test: ({ name }) => name === '(garbage collector)' },
   { step: 'native, outside JavaScript (event loop)', test: ({ name }) => name === '(program)' },
   { step: 'write (writev, end)', test: ({ name, source }) => name === 'writev' || name === 'writeAnswer' || /^node:(net|internal\/stream_base_commons|internal\/streams\/writable)$/.test(source) || (source === 'node:_http_outgoing' && /^(end|write_|_send|_writeRaw|_finish|onFinish)$/.test(name)) || (source === 'node:_http_server' && /^(resOnFinish|_finish)$/.test(name)) },
-  { step: 'headers (CORS, request id, rate-limit headers, node:http rendering them)', test: ({ name, source }) => ['requestIdOf', 'rateLimitHeaders', 'randomUUID'].includes(name) || name === 'writeHead' || (source === 'node:_http_outgoing' && !/^(end|write_|_send|_writeRaw|_finish|onFinish)$/.test(name)) || (source === 'node:_http_common' && /^check/.test(name)) },
+  { step: 'headers (CORS, request id, rate-limit headers, node:http rendering them)', test: ({ name, source }) => ['requestIdOf', 'rateLimitHeaders', 'randomUUID', 'headerList'].includes(name) || name === 'writeHead' || (source === 'node:_http_outgoing' && !/^(end|write_|_send|_writeRaw|_finish|onFinish)$/.test(name)) || (source === 'node:_http_common' && /^check/.test(name)) },
   { step: 'API key (hash, lookup, cache)', test: ({ name, source }) => source.startsWith('src/auth/') || source.includes('node_modules/@noble/hashes/') || name === 'bearerToken' },
   { step: 'rate limiter', test: ({ source }) => source.startsWith('src/rate-limit/') || source === 'src/node/rate-limit.ts' },
   { step: 'routing (src/http/router.ts)', test: ({ source }) => source === 'src/http/router.ts' || source === 'src/http/explorer.ts' },
