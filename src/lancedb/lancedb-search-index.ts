@@ -72,11 +72,15 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
   let stateTable: Table = tables.includes(STATE) ? await db.openTable(STATE) : await db.createEmptyTable(STATE, stateSchema)
   let passages: Table = tables.includes(PASSAGES) ? await db.openTable(PASSAGES) : await db.createEmptyTable(PASSAGES, passageSchema)
 
+  /** Whether every step applied since the index was opened completed (see `apply`); emptied, it holds nothing to replay over. */
+  let settled = false
+
   async function clear() {
     for (const name of [ENTITIES, STATE, PASSAGES]) await db.dropTable(name)
     entities = await db.createEmptyTable(ENTITIES, entitySchema)
     stateTable = await db.createEmptyTable(STATE, stateSchema)
     passages = await db.createEmptyTable(PASSAGES, passageSchema)
+    settled = true
   }
   // An index written by a version without the name columns, or without passages, starts again
   // empty: its indexer rebuilds it from the feed (search answers meanwhile, from what is indexed so far).
@@ -176,9 +180,13 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     },
 
     async apply({ upserts, removals, state }) {
-      const gone = [...removals, ...upserts.map((entity) => entity.id)]
       // One writer (the indexer): delete, then add, rather than mergeInsert (DESIGN 10: concurrent
-      // mergeInsert from JS wrote duplicate rows).
+      // mergeInsert from JS wrote duplicate rows). A delete reads every row not yet in the id index
+      // (a build of 200,000 slowed from 8,000 to 4,000 a second), so entities just created are not
+      // deleted, once every step since the index was opened has completed: a step that failed or was
+      // cut short by a crash is applied again, over the rows it may have added.
+      const gone = [...removals, ...upserts.filter((entity) => !(settled && entity.created)).map((entity) => entity.id)]
+      settled = false
       for (let start = 0; start < gone.length; start += 500) {
         const ids = `id IN (${gone.slice(start, start + 500).map(sqlString).join(', ')})`
         await entities.delete(ids)
@@ -196,6 +204,7 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
         ],
         { mode: 'overwrite' },
       )
+      settled = true
       await ensureIndexes()
     },
 

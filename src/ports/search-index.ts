@@ -17,6 +17,13 @@ export interface IndexedEntity {
    * entity's fields): the entity ranks by the better of itself and its best passage. None when absent.
    */
   passages?: IndexedPassage[]
+  /**
+   * Created since the state the index last recorded (its first change in the step is its creation):
+   * the index holds nothing of it, unless it is replaying a step it applied in part. An index whose
+   * removals cost a scan may skip removing it then (LanceDB's did, and a build of 200,000 spent three
+   * quarters of its time removing entities that were not there).
+   */
+  created?: boolean
 }
 
 /**

@@ -104,9 +104,13 @@ export function createIndexer({ store, index, embedder, texts, batchSize = 500, 
   async function step(cursor: string | null): Promise<{ cursor: string | null; applied: number; more: boolean }> {
     const page = await store.listChanges({ qualifiers: [], after: cursor, limit: batchSize, window: Math.max(batchSize, 10_000) })
     if (page.changes.length === 0 && page.cursor === cursor) return { cursor, applied: 0, more: false }
-    // The last change of each entity decides what the index holds of it.
+    // The last change of each entity decides what the index holds of it; the first, whether the index held it before.
     const latest = new Map<string, StoredChange>()
-    for (const change of page.changes) latest.set(change.entityId, change)
+    const created = new Set<string>()
+    for (const change of page.changes) {
+      if (!latest.has(change.entityId) && change.changeType === 'create') created.add(change.entityId)
+      latest.set(change.entityId, change)
+    }
     const upserts: StoredChange[] = []
     const removals: string[] = []
     for (const change of latest.values()) {
@@ -119,6 +123,7 @@ export function createIndexer({ store, index, embedder, texts, batchSize = 500, 
     const entities = upserts.map((change, position): IndexedEntity => {
       const { texts: _texts, ...fields } = change.snapshot
       const entity: IndexedEntity = { id: change.entityId, fields, tokens: tokenize(fullTextOf(change.snapshot)), names: namesOf(change.snapshot), vector: vectors[position]! }
+      if (created.has(change.entityId)) entity.created = true
       if (passages[position]!.length > 0) entity.passages = passages[position]!.map((passage) => ({ tokens: tokenize(passage) }))
       return entity
     })

@@ -9,7 +9,7 @@ import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { Embedder } from '../../src/ports/embedder.js'
-import type { ScoredHit, SearchIndex, TextQuery } from '../../src/ports/search-index.js'
+import type { IndexedEntity, ScoredHit, SearchIndex, TextQuery } from '../../src/ports/search-index.js'
 import type { RegistryStore } from '../../src/ports/store.js'
 import { createIndexer, otherEmbedderOf, vectorsIdOf, type Indexer } from '../../src/search/indexer.js'
 import { createSearch, fuse, textQueryOf } from '../../src/search/search-service.js'
@@ -238,6 +238,53 @@ describe('a LanceDB index written by an earlier version', () => {
     const search = createSearch(store, { index, embedder, nicknames })
     expect((await search.search(parseGffs('Klobu', { allowFreeText: true }))).map((entity) => entity.id)).toEqual(['k000367'])
     await index.close()
+    await rm(directory, { recursive: true, force: true })
+  })
+})
+
+describe('entities created since the index\'s state', () => {
+  it('are marked by the indexer: created in the step, not before it', async () => {
+    const store = createMemoryStore()
+    const applied: IndexedEntity[][] = []
+    const memory = createMemorySearchIndex()
+    const index: SearchIndex = { ...memory, apply: (change) => (applied.push(change.upserts), memory.apply(change)) }
+    const indexer = createIndexer({ store, index, embedder })
+    await store.warehouse.upsert({ id: 'zz1', type: 'person', name: 'Earlier Person' })
+    await indexer.catchUp()
+    await store.warehouse.upsert({ id: 'zz1', type: 'person', name: 'Earlier Person Renamed' })
+    await store.warehouse.upsert({ id: 'zz2', type: 'person', name: 'Newer Person' })
+    await store.warehouse.upsert({ id: 'zz2', type: 'person', name: 'Newer Person Renamed' })
+    await indexer.catchUp()
+    expect(applied.map((upserts) => upserts.map(({ id, created }) => ({ id, created })))).toEqual([
+      [{ id: 'zz1', created: true }],
+      [
+        { id: 'zz1', created: undefined },
+        { id: 'zz2', created: true },
+      ],
+    ])
+  })
+
+  it('are not duplicated in LanceDB when a step is applied again after the index is reopened (a crash mid-step)', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'er-lancedb-replay-'))
+    const vector = (await embedder.embed(['person']))[0]!
+    const step = {
+      upserts: [{ id: 'zz1', fields: { type: 'person' }, tokens: ['quokka'], names: ['quokka'], vector, created: true }],
+      removals: [],
+      state: { cursor: null, embedderId: vectorsIdOf(embedder) },
+    }
+    const opened = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    await opened.apply(step)
+    await opened.close()
+    // The cursor was not recorded past the step: the indexer applies it again, into rows it added.
+    const reopened = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    await reopened.apply(step)
+    expect(idsOf(await reopened.nearest(vector, [], 10))).toEqual(['zz1'])
+    // Settled since: a created entity is added without a delete, and an update still replaces it.
+    await reopened.apply({ ...step, upserts: [{ ...step.upserts[0]!, id: 'zz2' }] })
+    await reopened.apply({ ...step, upserts: [{ ...step.upserts[0]!, tokens: ['numbat'], created: undefined }] })
+    expect(idsOf(await reopened.nearest(vector, [], 10)).sort()).toEqual(['zz1', 'zz2'])
+    expect(idsOf(await reopened.fullText({ words: [{ token: 'quokka', names: [] }], phrases: [] }, [], 10))).toEqual(['zz2'])
+    await reopened.close()
     await rm(directory, { recursive: true, force: true })
   })
 })
