@@ -80,14 +80,13 @@ export type ReindexCommandOptions = DataOptions & { search?: string; embedder?: 
  * through the feed; renditions whose text is skipped go to `warn`.
  */
 export async function reindexCommand({ progress: format, ...options }: ReindexCommandOptions, print: Print, warn: Print): Promise<void> {
-  const { openSearch, searchLocation } = await import('../node/search-setup.js')
+  const { openSearch, searchLocation, searchOptionsOf } = await import('../node/search-setup.js')
   const data = await openData(options, { searchInDatabase: options.search === SEARCH_IN_DATABASE })
   const progress = createProgress('reindex', { unit: 'changes', ...(format ? { format } : {}) })
   let applied = 0
   const search = await openSearch(data.store, searchLocation(options), {
+    ...searchOptionsOf(options, data.blobs, warn),
     rebuilding: true,
-    ...(options.embedder ? { embedderName: options.embedder } : {}),
-    ...(options.indexTexts === false ? {} : { blobs: data.blobs, warn }),
     onProgress: (step) => {
       progress.add(step.applied - applied)
       applied = step.applied

@@ -105,15 +105,11 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   )
   const logger = options.logger
   const warn = logger ? (message: string) => logger.warn(message) : (message: string) => console.error(message)
-  const searchOptions = {
-    ...(options.embedder ? { embedderName: options.embedder } : {}),
-    ...(options.indexTexts === false ? {} : { blobs: data.blobs, warn }),
-  }
   // Inside the database the index loads nothing native and has nothing to build: opened before
   // serving, so that a database without the extensions it needs stops the start, saying which.
   const openedInDatabase = searchInDatabase
     ? await import('./search-setup.js')
-        .then(({ openSearch }) => openSearch(data.store, SEARCH_IN_DATABASE, searchOptions))
+        .then(({ openSearch, searchOptionsOf }) => openSearch(data.store, SEARCH_IN_DATABASE, searchOptionsOf(options, data.blobs, warn)))
         .catch(async (error: unknown) => {
           await data.store.close()
           throw error
@@ -141,8 +137,8 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const openSearchOnce = () =>
     (opening ??= (openedInDatabase
       ? Promise.resolve(openedInDatabase)
-      : import('./search-setup.js').then(({ openSearch, searchLocation }) =>
-          openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), searchOptions),
+      : import('./search-setup.js').then(({ openSearch, searchLocation, searchOptionsOf }) =>
+          openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), searchOptionsOf(options, data.blobs, warn)),
         )
     )
       .then(async (search) => {

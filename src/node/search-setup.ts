@@ -75,6 +75,11 @@ export interface OpenSearchOptions {
   warn?: (message: string) => void
 }
 
+/** The options `serve` and `reindex` open search with: the embedder they name, and the texts read from `blobs` unless told not to. */
+export function searchOptionsOf({ embedder, indexTexts }: { embedder?: string; indexTexts?: boolean }, blobs: BlobStore, warn: (message: string) => void): OpenSearchOptions {
+  return { ...(embedder ? { embedderName: embedder } : {}), ...(indexTexts === false ? {} : { blobs, warn }) }
+}
+
 export async function openSearch(store: KyselyStore, uri: string, { onProgress, embedderName, rebuilding = false, blobs, warn }: OpenSearchOptions = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
   const index = await openIndex(store, uri, embedder)
