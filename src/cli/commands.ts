@@ -7,6 +7,7 @@ import { UsageError } from './arguments.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
 import { SEARCH_IN_DATABASE } from '../node/search-in-database.js'
 import { collectAfterCrowds } from '../node/collect-after-crowds.js'
+import { keepHeapUnder } from '../node/heap-ceiling.js'
 import { STANDARD_INPUT } from '../node/read-lines.js'
 import { createProgress, type ProgressFormat } from './progress.js'
 import { decodeChangeId } from '../contract/change-id.js'
@@ -127,6 +128,9 @@ export interface ImportCommandOptions {
   progress?: ProgressFormat
 }
 
+/** The JS heap in use past which an import collects its garbage (`keepHeapUnder`): a batch of 10,000 lines holds some 45 MB. */
+const IMPORT_HEAP_CEILING = 128 * 1024 * 1024
+
 /**
  * Applies an NDJSON file or standard input; rejected lines go to `warn`. The exit code: 0 all applied,
  * 1 some line rejected (or the import stopped), 2 a full snapshot refused (nothing changed).
@@ -139,6 +143,7 @@ export async function importCommand({ source, batchSize, full, progress: format 
   // A full snapshot's file is read twice: the whole is both reads.
   const total = size === undefined ? undefined : full ? 2 * size : size
   let read = 0
+  const stopWatchingHeap = keepHeapUnder(IMPORT_HEAP_CEILING)
   try {
     const report = await importFile(source, data, {
       onLine: () => progress.add(),
@@ -165,6 +170,7 @@ export async function importCommand({ source, batchSize, full, progress: format 
     warn(`import: the store became unavailable at line ${error.line}: ${error.cause.message}${cause}; the lines before it are applied, none from it on`)
     return 1
   } finally {
+    stopWatchingHeap()
     await data.store.close()
   }
 }

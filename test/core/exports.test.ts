@@ -50,6 +50,7 @@ it('entity-registry/node exports the Node adapter, the file blob store, the NDJS
     'createFileBlobStore',
     'createWorkerTextExtractor',
     'importNdjson',
+    'keepHeapUnder',
     'loadNicknames',
     'openEmbeddedRegistry',
     'parseOperation',
