@@ -2,16 +2,24 @@
 // rate (embedding included), hybrid queries with a prefilter (both rankings and the fusion: what
 // the search endpoint asks of the index), the vector side's recall@100 against exact search, and
 // the time from a write to its being searchable. `node bench/search-scale.mjs [entities]` after
-// `npm run build`; the index is built once into bench/.data/search-1m.
-import { mkdirSync, rmSync } from 'node:fs'
+// `npm run build`; the index is built once into bench/.data/search-1m. With `--texts N`, N of the
+// entities (spread evenly) have a synthetic ~20 KB text, cut into passages as the indexer cuts
+// them, in an index of its own (bench/.data/search-1m-texts).
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import * as lancedb from '@lancedb/lancedb'
+import { transformSync } from 'esbuild'
 import { fuse, tokenize } from '../dist/index.js'
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
-import { DATA_DIR, machine, ms, WORDS } from './lib.mjs'
+import { DATA_DIR, machine, ms, wordOf, WORDS } from './lib.mjs'
 
-const TOTAL = Number(process.argv[2] ?? 1_000_000)
+const TOTAL = Number(process.argv.slice(2).find((argument, at, all) => /^\d+$/.test(argument) && all[at - 1] !== '--texts') ?? 1_000_000)
+const TEXTS = process.argv.includes('--texts') ? Number(process.argv[process.argv.indexOf('--texts') + 1]) : 0
+// The indexer's own cutting, from its source: `passagesOf` is not part of the package's API.
+const { passagesOf } = await import(`data:text/javascript,${encodeURIComponent(transformSync(readFileSync(new URL('../src/texts/passages.ts', import.meta.url), 'utf8'), { loader: 'ts', format: 'esm' }).code)}`)
 const STATES = ['AL', 'CA', 'NY', 'TX', 'WA', 'OR', 'FL', 'IL', 'PA', 'OH']
 const TYPES = ['person', 'legislation', 'committee']
 
@@ -23,30 +31,73 @@ const textQueryOf = (text) => ({ words: tokenize(text).map((token) => ({ token, 
 const titleOf = () => Array.from({ length: 5 + Math.floor(random() * 5) }, () => pick(WORDS)).join(' ')
 const fieldsOf = (n) => ({ type: TYPES[n % 3], jurisdiction: `US-${STATES[(n * 7) % STATES.length]}`, title: titleOf(), localType: n % 3 === 1 ? 'bill' : 'record' })
 
+// Texts: 27,000 syllable words and the title words, drawn by rank with probability 1/rank (Zipf), so
+// that a text holds common words and many rare ones. The title words take ranks 100 to about 2,000:
+// common in the texts, not as common as their commonest words (at ranks 1 to 110 they were in nearly
+// every passage). Their own generator: titles stay as without texts.
+const TEXT_WORDS = Array.from({ length: 30 ** 3 }, (_, n) => wordOf(n, 3))
+for (const [n, word] of WORDS.entries()) TEXT_WORDS.splice(100 + 17 * n, 0, word)
+let textSeed = 13
+const textRandom = () => ((textSeed = (textSeed * 16807) % 2147483647) / 2147483647)
+const textWord = () => TEXT_WORDS[Math.min(TEXT_WORDS.length - 1, Math.floor(TEXT_WORDS.length ** textRandom()) - 1)]
+function textOf() {
+  const words = []
+  let length = 0
+  while (length < 20_000) {
+    const sentence = Array.from({ length: 8 + Math.floor(textRandom() * 12) }, textWord).join(' ') + '.'
+    words.push(sentence)
+    length += sentence.length + 1
+  }
+  return words.join(' ')
+}
+const hasText = (n) => TEXTS > 0 && n % Math.floor(TOTAL / TEXTS) === 0 && n / Math.floor(TOTAL / TEXTS) < TEXTS
+
 const embedder = createWordVectorEmbedder()
 mkdirSync(DATA_DIR, { recursive: true })
-const uri = join(DATA_DIR, TOTAL === 1_000_000 ? 'search-1m' : `search-${TOTAL}`)
+const uri = join(DATA_DIR, `${TOTAL === 1_000_000 ? 'search-1m' : `search-${TOTAL}`}${TEXTS > 0 ? `-texts${TEXTS === TOTAL / 10 ? '' : `-${TEXTS}`}` : ''}`)
 const index = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
 // New, or emptied by an index version with other columns.
 const fresh = (await index.nearest(new Float32Array(embedder.dimensions).fill(0.1), [], 1)).length === 0
 
-console.log(`machine: ${machine()}`)
+const sizeOf = (path) => execFileSync('du', ['-sh', path], { encoding: 'utf8' }).split('\t')[0]
+console.log(`machine: ${machine()}; load average ${execFileSync('uptime', { encoding: 'utf8' }).split('load average: ')[1].trim()}`)
 if (fresh) {
   const started = performance.now()
+  const text = { generating: 0, cutting: 0, bytes: 0, passages: 0 }
   for (let start = 0; start < TOTAL; start += 20_000) {
     const batch = Array.from({ length: Math.min(20_000, TOTAL - start) }, (_, offset) => ({ id: `e${(start + offset).toString(36).padStart(5, '0')}`, fields: fieldsOf(start + offset) }))
     const vectors = await embedder.embed(batch.map(({ fields }) => `${fields.title}. ${fields.localType}`))
     const upserts = batch.map(({ id, fields }, position) => ({ id, fields, tokens: tokenize(fields.title), names: [], vector: vectors[position] }))
+    for (const [position, upsert] of upserts.entries()) {
+      if (!hasText(start + position)) continue
+      let at = performance.now()
+      const body = textOf()
+      text.generating += performance.now() - at
+      at = performance.now()
+      // As the indexer makes them: cut, then each passage tokenized.
+      upsert.passages = passagesOf([body]).map((passage) => ({ tokens: tokenize(passage) }))
+      text.cutting += performance.now() - at
+      text.bytes += Buffer.byteLength(body)
+      text.passages += upsert.passages.length
+    }
     // Rows are new: `apply` deletes before it adds, which costs nothing on ids that are not there.
     await index.apply({ upserts, removals: [], state: { cursor: null, embedderId: embedder.id } })
     process.stdout.write(`  ${start + batch.length} / ${TOTAL}\r`)
   }
-  const added = performance.now() - started
+  // The synthetic texts' making is not the registry's work.
+  const added = performance.now() - started - text.generating
   const indexStarted = performance.now()
   await index.optimize()
   const indexed = performance.now() - indexStarted
   console.log(`\nbuilt: ${TOTAL} entities embedded and added in ${(added / 1000).toFixed(1)} s (${Math.round(TOTAL / (added / 1000))}/s); indexes (FTS, IVF_FLAT) built in ${(indexed / 1000).toFixed(1)} s`)
+  if (TEXTS > 0) {
+    const megabytes = text.bytes / 1e6
+    console.log(`texts: ${TEXTS} of ${(megabytes / TEXTS * 1000).toFixed(1)} KB, ${megabytes.toFixed(0)} MB, ${text.passages} passages; cut and tokenized at ${(megabytes / (text.cutting / 1000)).toFixed(1)} MB/s; ` +
+      `added with the entities at ${(megabytes / (added / 1000)).toFixed(1)} MB/s, with the index build ${(megabytes / ((added + indexed) / 1000)).toFixed(1)} MB/s`)
+  }
 }
+const sizes = () => `${sizeOf(uri)} (entities ${sizeOf(join(uri, 'entities.lance'))}, passages ${sizeOf(join(uri, 'passages.lance'))})`
+console.log(`on disk: ${sizes()}`)
 
 if (!fresh) await index.optimize() // an index built by an older version gains the indexes it lacks
 
@@ -56,6 +107,14 @@ const qualifiers = [
 ]
 seed = 11 // the same queries whether or not this run built the data
 const queries = Array.from({ length: 60 }, () => `${pick(WORDS)} ${pick(WORDS)}`)
+// With texts, also words found only in them: one beside a title word, and two alone.
+textSeed = 17
+const textOnlyWord = () => { for (;;) { const word = textWord(); if (!WORDS.includes(word)) return word } }
+const querySets = TEXTS === 0 ? { 'title words': queries } : {
+  'title words': queries,
+  'a title word and a text word': Array.from({ length: 40 }, () => `${pick(WORDS)} ${textOnlyWord()}`),
+  'two text words': Array.from({ length: 40 }, () => `${textOnlyWord()} ${textOnlyWord()}`),
+}
 
 async function hybrid(text, filter) {
   const [vector] = await embedder.embed([text])
@@ -71,42 +130,47 @@ function percentiles(samples) {
 }
 
 for (const query of queries.slice(0, 10)) await hybrid(query, qualifiers) // warm-up
-const withFilter = []
-const without = []
-for (const query of queries) {
-  let started = performance.now()
-  await hybrid(query, qualifiers)
-  withFilter.push(performance.now() - started)
-  started = performance.now()
-  await hybrid(query, [])
-  without.push(performance.now() - started)
+for (const [name, set] of Object.entries(querySets)) {
+  const withFilter = []
+  const without = []
+  for (const query of set) {
+    let started = performance.now()
+    await hybrid(query, qualifiers)
+    withFilter.push(performance.now() - started)
+    started = performance.now()
+    await hybrid(query, [])
+    without.push(performance.now() - started)
+  }
+  const a = percentiles(withFilter)
+  const b = percentiles(without)
+  const of = TEXTS > 0 ? ` (${set.length} queries of ${name})` : ''
+  console.log(`hybrid, prefilter type:legislation jurisdiction:US-WA (3% of rows)${of}: p50 ${ms(a.p50)}, p95 ${ms(a.p95)}, max ${ms(a.max)}`)
+  console.log(`hybrid, no prefilter${of}: p50 ${ms(b.p50)}, p95 ${ms(b.p95)}, max ${ms(b.max)}`)
 }
-const a = percentiles(withFilter)
-const b = percentiles(without)
-console.log(`hybrid, prefilter type:legislation jurisdiction:US-WA (3% of rows): p50 ${ms(a.p50)}, p95 ${ms(a.p95)}, max ${ms(a.max)}`)
-console.log(`hybrid, no prefilter: p50 ${ms(b.p50)}, p95 ${ms(b.p95)}, max ${ms(b.max)}`)
 
 // Each side alone under the prefilter: which one the hybrid waits for.
-const textAlone = []
-const vectorAlone = []
-for (const query of queries) {
-  const [vector] = await embedder.embed([query])
-  let started = performance.now()
-  await index.fullText(textQueryOf(query), qualifiers, 100)
-  textAlone.push(performance.now() - started)
-  started = performance.now()
-  await index.nearest(vector, qualifiers, 100)
-  vectorAlone.push(performance.now() - started)
+for (const [name, set] of Object.entries(querySets)) {
+  const textAlone = []
+  const vectorAlone = []
+  for (const query of set) {
+    const [vector] = await embedder.embed([query])
+    let started = performance.now()
+    await index.fullText(textQueryOf(query), qualifiers, 100)
+    textAlone.push(performance.now() - started)
+    started = performance.now()
+    await index.nearest(vector, qualifiers, 100)
+    vectorAlone.push(performance.now() - started)
+  }
+  const t = percentiles(textAlone)
+  const v = percentiles(vectorAlone)
+  const of = TEXTS > 0 ? ` (${name})` : ''
+  console.log(`alone, under the prefilter${of}: full text p50 ${ms(t.p50)}, p95 ${ms(t.p95)}; vectors p50 ${ms(v.p50)}, p95 ${ms(v.p95)}`)
 }
-const t = percentiles(textAlone)
-const v = percentiles(vectorAlone)
-console.log(`alone, under the prefilter: full text p50 ${ms(t.p50)}, p95 ${ms(t.p95)}; vectors p50 ${ms(v.p50)}, p95 ${ms(v.p95)}`)
 await index.close()
 
 // Recall@100 of the vector side (its ANN index) against exact search over the same rows, with and
 // without the prefilter, probing as the index does (50 partitions; 70 under a prefilter, whose
 // nearest rows lie in more partitions).
-const lancedb = await import('@lancedb/lancedb')
 const table = await (await lancedb.connect(uri)).openTable('entities')
 const where = "type = 'legislation' AND jurisdiction = 'US-WA'"
 const recall = { all: 0, prefiltered: 0 }
@@ -141,4 +205,17 @@ const d = percentiles(delays)
 console.log(`write to searchable: p50 ${ms(d.p50)}, p95 ${ms(d.p95)} (20 writes, one at a time, embedding included)`)
 await writable.apply({ upserts: [], removals: Array.from({ length: 20 }, (_, write) => `new${write}`), state: { cursor: null, embedderId: embedder.id } })
 await writable.close()
+if (fresh) {
+  // The index keeps replaced versions an hour for readers: what the data itself takes is without them
+  // (removed last: the index open above reads an older version's files).
+  const db = await lancedb.connect(uri)
+  for (const name of ['entities', 'passages']) {
+    const table = await db.openTable(name)
+    // Twice: the first removes the old versions, then may fold the indexes anew, whose old files the second removes.
+    await table.optimize({ cleanupOlderThan: new Date(), deleteUnverified: true })
+    await table.optimize({ cleanupOlderThan: new Date(), deleteUnverified: true })
+    table.close()
+  }
+  console.log(`on disk without the versions kept for readers: ${sizes()}`)
+}
 if (process.argv.includes('--clean')) rmSync(uri, { recursive: true, force: true })
