@@ -31,7 +31,7 @@ export function createMemorySearchIndex(): SearchIndex {
       const inScope = candidates(qualifiers)
       const byEntity = rankText(all, inScope, query, false)
       if (!all.some((entity) => entity.passages?.length)) return byEntity.slice(0, limit)
-      return withPassageText(byEntity, rankText(all.flatMap(passageTexts), inScope.flatMap(passageTexts), query, true), limit)
+      return withPassageText(byEntity, rankText(all.flatMap(passageTexts), inScope.flatMap(passageTexts), query, true), limit, query.words.length)
     },
     async nearest(vector, qualifiers, limit) {
       return candidates(qualifiers)

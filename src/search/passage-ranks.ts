@@ -1,13 +1,22 @@
 import type { TextHit } from '../ports/search-index.js'
 
 /**
+ * The typed words a passage must hold to count: more than half of them. Every index may leave out
+ * the passages that hold fewer (with two words, those that do not hold both: a common word beside a
+ * rare one otherwise ranked every passage that holds the common one).
+ */
+export function passageWordsNeeded(typedWords: number): number {
+  return typedWords === 0 ? 0 : Math.floor(typedWords / 2) + 1
+}
+
+/**
  * Full text over entities and over their passages, as one ranking of entities: each entity at the
  * better of its rank among entities and its best passage's rank among passages' entities (BM25
  * scores of the two are not comparable: their statistics differ), an entity's own rank first on a
  * tie; it matched as many words as the better of the two matched (and `matchedInFields` says how many
  * its own fields did, when fewer), and one found by its passages only is marked `inTextsOnly`.
  */
-export function withPassageText(entities: readonly TextHit[], passages: readonly TextHit[], limit: number): TextHit[] {
+export function withPassageText(entities: readonly TextHit[], passages: readonly TextHit[], limit: number, typedWords: number): TextHit[] {
   const best = new Map<string, { hit: TextHit; rank: number; side: number }>()
   const consider = (hits: readonly TextHit[], side: number) => {
     let rank = 0
@@ -24,8 +33,9 @@ export function withPassageText(entities: readonly TextHit[], passages: readonly
     }
   }
   consider(entities, 0)
-  // Of the passages, those that matched the most words: one word anywhere in a long text is weak.
-  const most = Math.max(0, ...passages.map((hit) => hit.matched))
+  // Of the passages, those that matched the most words, and more than half of them
+  // (`passageWordsNeeded`): one word anywhere in a long text is weak.
+  const most = Math.max(passageWordsNeeded(typedWords), ...passages.map((hit) => hit.matched))
   consider(passages.filter((hit) => hit.matched === most).map((hit) => ({ ...hit, inTextsOnly: true })), 1)
   return [...best.values()]
     .map((entry, order) => ({ ...entry, order }))

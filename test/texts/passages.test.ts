@@ -9,6 +9,7 @@ import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemoryBlobStore } from '../../src/memory/memory-blob-store.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { SearchIndex } from '../../src/ports/search-index.js'
+import { passageWordsNeeded, withPassageText } from '../../src/search/passage-ranks.js'
 import { createIndexer } from '../../src/search/indexer.js'
 import { createSearch, textQueryOf } from '../../src/search/search-service.js'
 import { createEntityTexts, type TextExtractor } from '../../src/texts/entity-texts.js'
@@ -117,14 +118,41 @@ for (const kind of searchIndexKinds) {
       const warnings: string[] = []
       await createIndexer({ store, index: opened.index, embedder, texts: createEntityTexts({ blobs, warn: (message) => warnings.push(message) }) }).catchUp()
       expect(warnings).toEqual([expect.stringMatching(/binary\.html\).*binary content/), expect.stringMatching(/scan\.pdf\).*unreadable application\/pdf/)])
-      const ids = (await opened.index.fullText(textQueryOf(parseGffs('HR9998113 HR9997113 citizenship', { allowFreeText: true }).text, new Map()), [], 1000)).map((hit) => hit.id)
-      expect(ids).toEqual(expect.arrayContaining(['hr9998113', 'hr9997113', 's1113']))
+      const idsFor = async (q: string) => (await opened.index.fullText(textQueryOf(parseGffs(q, { allowFreeText: true }).text, new Map()), [], 1000)).map((hit) => hit.id)
+      expect(await idsFor('HR9998113 HR9997113')).toEqual(expect.arrayContaining(['hr9998113', 'hr9997113']))
+      // The other entities' texts are indexed: S. 1 by its passages.
+      expect(await idsFor('citizenship')).toContain('s1113')
       // A PDF that can be read is searched by its text.
       const byText = (await opened.index.fullText(textQueryOf(parseGffs('glacier observatory', { allowFreeText: true }).text, new Map()), [], 10)).map((hit) => hit.id)
       expect(byText[0]).toBe('hr9996113')
     })
   })
 }
+
+describe('merging passages with entities', () => {
+  it('counts a passage only when it holds more than half the typed words, and the entity at its better rank', () => {
+    const entities = [
+      { id: 'a', score: 3, matched: 1 },
+      { id: 'b', score: 2, matched: 1 },
+    ]
+    const passages = [
+      { id: 'b', score: 9, matched: 2 },
+      { id: 'c', score: 8, matched: 2 },
+      { id: 'd', score: 7, matched: 1 },
+    ]
+    // Two words: a passage must hold both (d does not).
+    expect(withPassageText(entities, passages, 10, 2)).toEqual([
+      { id: 'a', score: 3, matched: 1 },
+      { id: 'b', score: 2, matched: 2, matchedInFields: 1, inTextsOnly: false },
+      { id: 'c', score: 8, matched: 2, inTextsOnly: true },
+    ])
+    // Three words: two of them are more than half; one is not.
+    expect(withPassageText([], [{ id: 'e', score: 1, matched: 1 }], 10, 3)).toEqual([])
+    expect(passageWordsNeeded(3)).toBe(2)
+    // No typed word (phrases alone): every passage the phrases matched counts.
+    expect(withPassageText([], [{ id: 'f', score: 1, matched: 0 }], 10, 0)).toEqual([{ id: 'f', score: 1, matched: 0, inTextsOnly: true }])
+  })
+})
 
 describe('extracted texts', () => {
   it('are kept beside the bytes: a rebuild reads them instead of extracting again', async () => {
