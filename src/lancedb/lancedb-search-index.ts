@@ -4,7 +4,7 @@ import { CONTRACT_COLUMNS, CONTRACT_FIELDS, type ContractField } from '../contra
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
 import type { IndexedEntity, IndexState, QueryWord, ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
-import { passageWordsNeeded, withPassageText } from '../search/passage-ranks.js'
+import { passagesNeedEveryWord, withPassageText } from '../search/passage-ranks.js'
 import { MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from '../search/text.js'
 import { prefilterOf, residualOf, sqlString } from './where.js'
 
@@ -156,8 +156,7 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
       // Common words: when `limit` rows hold every word, they are the answer (search puts what
       // matched every word first), and ranking any of the words over every row that holds one would
       // score a large share of them (1M rows, two words under a prefilter: 6 ms against 17 and more).
-      // A passage counts only with more than half the words: of two, both (`passageWordsNeeded`).
-      if (rows.length === limit || (!withNames && passageWordsNeeded(query.words.length) === query.words.length)) {
+      if (rows.length === limit || (!withNames && passagesNeedEveryWord(query.words.length))) {
         return rows.map((row): TextHit => ({ id: row.id as string, score: row._score as number, matched: query.words.length }))
       }
     }

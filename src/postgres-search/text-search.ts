@@ -4,7 +4,7 @@ import { qualifiersToSql } from '../kysely/gffs-to-sql.js'
 import type { SqlDialect } from '../kysely/sql-dialect.js'
 import type { TextHit, TextQuery } from '../ports/search-index.js'
 import { BM25, bestFirst, idf, nearTokens, textScorer, type FieldStatistics, type ScoredText } from '../search/bm25.js'
-import { passageWordsNeeded, withPassageText } from '../search/passage-ranks.js'
+import { passagesNeedEveryWord, withPassageText } from '../search/passage-ranks.js'
 import { MATCH_WEIGHTS, trigramsOf, typoAllowance } from '../search/text.js'
 import { ENTITIES, OTHER_TOKENS_WHERE, PASSAGES, STATE, TERM_FIELDS, TERMS } from './schema.js'
 
@@ -163,8 +163,7 @@ async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, ty
   // Common words: when enough rows hold every word as typed, they are the answer (search puts what
   // matched every word first), and the rows holding any of them need not be ranked (two common words
   // at 1,000,000 rows: 160,000 of those against 7,000 of these).
-  // A passage counts only with more than half the words: of two, both (`passageWordsNeeded`).
-  const onlyEveryWord = side.exactWords && everyWord.length > 1 && everyWord.every(fits) && passageWordsNeeded(typed.length) === typed.length
+  const onlyEveryWord = side.exactWords && everyWord.length > 1 && everyWord.every(fits) && passagesNeedEveryWord(typed.length)
   let rows: EntityText[] = []
   if (onlyEveryWord || (everyWord.length > 1 && everyWord.every(fits) && expectedHolders(known.tokens, everyWord) * Math.min(1, (filtered ?? known.tokens.count) / Math.max(1, known.tokens.count)) >= count)) {
     rows = await candidatesWhere(sql<SqlBool>`document @@ ${everyWord.map((token) => `${lexeme(token)}:D`).join(' & ')}::tsquery and ${sql.join(matches.length > 0 ? matches : [sql`true`], sql` and `)}`)

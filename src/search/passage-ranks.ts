@@ -9,6 +9,11 @@ export function passageWordsNeeded(typedWords: number): number {
   return typedWords === 0 ? 0 : Math.floor(typedWords / 2) + 1
 }
 
+/** Whether a passage must hold every typed word to count (one or two words): an index need ask for no other passages. */
+export function passagesNeedEveryWord(typedWords: number): boolean {
+  return passageWordsNeeded(typedWords) === typedWords
+}
+
 /**
  * Full text over entities and over their passages, as one ranking of entities: each entity at the
  * better of its rank among entities and its best passage's rank among passages' entities (BM25
