@@ -31,6 +31,9 @@ const TEXT_WEIGHT = 2
  * bills that mention them. Measured on the relevance set with texts (nDCG@10 of paraphrases,
  * concepts, texts): 0.5 gave 0.574, 0.978, 0.909; 0.25 0.584, 0.981, 0.909; and leaving out
  * matches of half the words or fewer, 0.605, 0.981, 0.909 (of fewer than every word: texts 0.818).
+ * Where an entity's own fields hold every typed word, the query names it, and a texts-only match
+ * weighs half that again (`oversight government reform`: the laws that mention the committee came
+ * before the other chamber's; concepts 0.985 to 0.988, the rest unchanged).
  */
 const IN_TEXTS_ONLY = 0.25
 /**
@@ -107,23 +110,35 @@ function standingOut(neighbours: ScoredHit[]): ScoredHit[] {
 /**
  * Reciprocal-rank fusion (score = sum of 1 / (60 + rank)) where the semantic side cannot outrank
  * exact matches: an entity that matched every typed word comes before any that did not, and a full
- * text hit counts in proportion to the words it matched (`and` alone weighs a third of `courts and
- * judges`) and twice a semantic rank (`TEXT_WEIGHT`), so that a neighbour that stands out can
- * still come before a weak partial match; a match in an entity's texts only weighs less, counts
- * only for more than half the words, and comes first only where no entity's own fields hold every
- * word (`IN_TEXTS_ONLY`).
+ * text hit counts twice a semantic rank (`TEXT_WEIGHT`), in proportion to what it matched, so that
+ * a neighbour that stands out can still come before a weak partial match; a match in an entity's
+ * texts only weighs less, counts only for more than half the words, and comes first only where no
+ * entity's own fields hold every word (`IN_TEXTS_ONLY`).
  */
 export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number): string[] {
   const scores = new Map<string, number>()
   const named = byText.some((hit) => !hit.inTextsOnly && (hit.matchedInFields ?? hit.matched) >= words)
-  byText.forEach(({ id, matched, inTextsOnly }, rank) => {
+  const best = byText.find((hit) => !hit.inTextsOnly)?.score ?? 0
+  byText.forEach(({ id, score, matched, inTextsOnly }, rank) => {
     const share = words === 0 ? 1 : matched / words
     if (inTextsOnly && share <= 0.5) return
     const first = share === 1 && (!inTextsOnly || (words >= 2 && !named))
-    scores.set(id, (first ? ALL_WORDS : 0) + (inTextsOnly ? IN_TEXTS_ONLY : 1) * ((TEXT_WEIGHT * share) / (RRF_K + rank + 1)))
+    const weight = inTextsOnly ? (named ? IN_TEXTS_ONLY / 2 : IN_TEXTS_ONLY) * share : partialMatchWeight(share, score, best)
+    scores.set(id, (first ? ALL_WORDS : 0) + (TEXT_WEIGHT * weight) / (RRF_K + rank + 1))
   })
   byMeaning.forEach(({ id }, rank) => scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + rank + 1)))
   return [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([id]) => id)
+}
+
+/**
+ * What a match of the entities' own fields weighs: all of it when it holds every typed word, else
+ * its share of the words, but no more than its BM25 score's share of the best hit's. The count of
+ * words weighs `senate` as much as `judiciary` in `senate judiciary committee`; BM25 knows the rarer
+ * one, and the other chamber's Judiciary committee comes before the Senate's other committees
+ * (nDCG@10 of concept queries 0.982 to 0.989, paraphrases 0.619 to 0.616, on the relevance set).
+ */
+function partialMatchWeight(share: number, score: number, best: number): number {
+  return share === 1 || best <= 0 ? share : Math.min(share, score / best)
 }
 
 /**

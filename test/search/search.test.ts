@@ -304,6 +304,28 @@ describe('the fusion of full text and meaning', () => {
     expect(fuse([{ ...bill, matched: 1 }, partial], [], 1)).toEqual(['partial', 'bill'])
     expect(fuse([{ ...bill, matched: 1 }, partial], [neighbour], 2)).toEqual(['neighbour', 'partial'])
   })
+
+  it('weighs a partial match by its BM25 score too, so that the rarer matched word counts for more', () => {
+    // `senate judiciary committee`: the House's Judiciary committee holds the rare word, the
+    // Senate's Finance committee the common one, and the semantic side puts Finance nearer.
+    const senateJudiciary = { id: 'senate-judiciary', score: 53, matched: 3 }
+    const houseJudiciary = { id: 'house-judiciary', score: 41, matched: 2 }
+    const senateFinance = { id: 'senate-finance', score: 27, matched: 2 }
+    const near = ['senate-judiciary', 'senate-finance', 'senate-budget', 'senate-rules', 'house-judiciary'].map((id, rank) => ({ id, score: 0.9 - rank / 100 }))
+    const fused = fuse([senateJudiciary, houseJudiciary, senateFinance], near, 3)
+    expect(fused.slice(0, 3)).toEqual(['senate-judiciary', 'house-judiciary', 'senate-finance'])
+  })
+
+  it('weighs a match in texts only for less where an entity\'s own fields hold every typed word', () => {
+    const committee = { id: 'committee', score: 30, matched: 3 }
+    const law = { id: 'law', score: 12, matched: 3, inTextsOnly: true }
+    const otherChamber = { id: 'other-chamber', score: 10, matched: 1 }
+    // The law is the second nearest, the other chamber's committee the twentieth.
+    const others = Array.from({ length: 18 }, (_, position) => `other-${position}`)
+    const near = ['committee', 'law', ...others, 'other-chamber'].map((id, rank) => ({ id, score: 0.9 - rank / 100 }))
+    const fused = fuse([committee, law, otherChamber], near, 3)
+    expect(fused.filter((id) => !id.startsWith('other-') || id === 'other-chamber')).toEqual(['committee', 'other-chamber', 'law'])
+  })
 })
 
 describe('an index of an earlier recipe of the embedded text', () => {
