@@ -9,6 +9,8 @@ import { containsPhrase, fullTextOf, queryWords, tokenize } from './text.js'
 
 /** Results a search answers at most (spec 8). */
 export const SEARCH_LIMIT = 100
+/** Results read from the store at least, after the first read: a few left out do not cost a read each. */
+const MORE_LOOKED_UP = 25
 /** Reciprocal-rank fusion's k (Cormack et al.; Elasticsearch's and LanceDB's default). */
 const RRF_K = 60
 /** Above any sum of reciprocal ranks: what matched every typed word comes first. */
@@ -87,14 +89,20 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
         vector!.some((value) => value !== 0) ? index.nearest(vector!, query.qualifiers, Math.max(depth, BACKGROUND_RANK)) : Promise.resolve([]),
       ])
       const fused = fuse(byText, standingOut(neighbours).slice(0, depth), text.words.length)
-      const found = new Map((await entitiesByIds(store, fused)).map((entity) => [entity.id, entity]))
       const ranked: StoredEntity[] = []
-      for (const id of fused) {
-        const entity = found.get(id)
-        // The store is the truth: an entity the index has not caught up with yet is checked here.
-        if (entity?.state !== 'canonical' || !matchesQualifiers(query.qualifiers, entity.snapshot) || holdsAny(entity, excluded)) continue
-        ranked.push(entity)
-        if (ranked.length === SEARCH_LIMIT) break
+      // The fused list holds up to twice the results answered: the store reads the best first, as
+      // many as are missing (a few more past the first read), and reads on only for those that the
+      // check below leaves out.
+      for (let start = 0; start < fused.length && ranked.length < SEARCH_LIMIT; ) {
+        const ids = fused.slice(start, (start += Math.max(SEARCH_LIMIT - ranked.length, MORE_LOOKED_UP)))
+        const found = new Map((await entitiesByIds(store, ids)).map((entity) => [entity.id, entity]))
+        for (const id of ids) {
+          const entity = found.get(id)
+          // The store is the truth: an entity the index has not caught up with yet is checked here.
+          if (entity?.state !== 'canonical' || !matchesQualifiers(query.qualifiers, entity.snapshot) || holdsAny(entity, excluded)) continue
+          ranked.push(entity)
+          if (ranked.length === SEARCH_LIMIT) break
+        }
       }
       return ranked
     },

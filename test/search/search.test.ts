@@ -195,6 +195,28 @@ for (const kind of searchIndexKinds) {
       expect(current.headers.get('search-index-lag')).toBe('0')
       expect((await readDocument(current, searchDocumentSchema)).data.map((entity) => entity.id).sort()).toEqual(['zz5', 'zz6'])
     })
+
+    it('answers a full page when the index still holds entities gone from the store, reading on only for those', async () => {
+      await store.warehouse.apply(Array.from({ length: 140 }, (_, n) => ({ op: 'upsert' as const, record: { id: `bilby${String(n).padStart(3, '0')}`, type: 'person', name: `Bilby ${n}` } })))
+      await indexer.catchUp()
+      // An excluded word asks the index for 150 candidates (50 more for each).
+      const query = parseGffs('bilby -quokka', { allowFreeText: true })
+      const before = (await createSearch(store, { index, embedder, nicknames }).search(query)).map((entity) => entity.id)
+      expect(before).toHaveLength(100)
+      // Thirty of the first hundred deleted, and the index not told yet.
+      const deleted = before.filter((_, position) => position % 3 === 0).slice(0, 30)
+      for (const id of deleted) await store.warehouse.delete(id)
+      let reads = 0
+      const counted: typeof store = { ...store, getEntities: (ids) => (reads++, store.getEntities!(ids)) }
+      const found = (await createSearch(counted, { index, embedder, nicknames }).search(query)).map((entity) => entity.id)
+      expect(found).toHaveLength(100)
+      expect(found.filter((id) => deleted.includes(id))).toEqual([])
+      expect(found.slice(0, 70)).toEqual(before.filter((id) => !deleted.includes(id)))
+      expect(reads).toBe(2)
+      const { getEntities: _unused, ...oneAtATime } = store
+      expect((await createSearch(oneAtATime, { index, embedder, nicknames }).search(query)).map((entity) => entity.id)).toEqual(found)
+      await indexer.catchUp()
+    })
   })
 }
 
