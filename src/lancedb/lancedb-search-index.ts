@@ -211,10 +211,14 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     },
 
     async fullText(query, qualifiers, limit) {
-      if ((await entities.countRows()) === 0) return []
-      const byEntity = await textHitsOf(entities, true, query, qualifiers, limit)
-      if ((await passages.countRows()) === 0) return byEntity
-      return withPassageText(byEntity, await textHitsOf(passages, false, query, qualifiers, limit * PASSAGES_PER_HIT), limit, query.words.length)
+      const [entityRows, passageRows] = await Promise.all([entities.countRows(), passages.countRows()])
+      if (entityRows === 0) return []
+      // The two sides at once: LanceDB runs each on its own threads, and neither needs the other.
+      const [byEntity, byPassage] = await Promise.all([
+        textHitsOf(entities, true, query, qualifiers, limit),
+        passageRows === 0 ? null : textHitsOf(passages, false, query, qualifiers, limit * PASSAGES_PER_HIT),
+      ])
+      return byPassage === null ? byEntity : withPassageText(byEntity, byPassage, limit, query.words.length)
     },
 
     async nearest(vector, qualifiers, limit) {
