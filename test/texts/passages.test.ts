@@ -196,6 +196,28 @@ describe('search indexes agree on passages', () => {
   })
 })
 
+describe('search indexes agree on the passages that hold the most words', () => {
+  // Of three words, a passage must hold two. Passages of the rarer third word alone outrank the one
+  // that holds the two common words: a ranking of any of the words, cut at its limit, left it out.
+  it('find them though many passages of fewer words score higher', { timeout: 120_000 }, async () => {
+    const vector = new Float32Array(embedder.dimensions).fill(0.1)
+    const entity = (id: string, ...passages: string[]) => ({ id, fields: { type: 'legislation' }, tokens: ['bill'], names: [], vector, passages: passages.map((text) => ({ tokens: text.split(' ') })) })
+    const upserts = [
+      entity('both', 'alpha beta filler'),
+      ...Array.from({ length: 30 }, (_, n) => entity(`alpha${n}`, 'alpha filler filler', 'beta filler filler')),
+      ...Array.from({ length: 10 }, (_, n) => entity(`gamma${n}`, 'gamma gamma gamma')),
+    ]
+    const query = { words: ['alpha', 'beta', 'gamma'].map((token) => ({ token, names: [] })), phrases: [] }
+    for (const kind of runnable) {
+      const { index, dispose } = await kind.open(embedder.dimensions)
+      await index.apply({ upserts, removals: [], state: { cursor: null, embedderId: 'test' } })
+      await index.optimize()
+      expect((await index.fullText(query, [], 2)).map((hit) => [hit.id, hit.matched]), kind.name).toEqual([['both', 2]])
+      await dispose()
+    }
+  })
+})
+
 describe('relevance with passages', () => {
   it('finds every bill of the texts queries by its text\'s words; the other kinds as before on names, a little worse on paraphrases', async () => {
     const { store, blobs } = await demoWith()
