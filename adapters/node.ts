@@ -78,7 +78,7 @@ export function toNodeListener(handler: FetchHandler | AnsweringHandler, options
 }
 
 /** The method and absolute URL of a request, checked as a Web `Request` would need them. */
-function methodAndUrl(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): { method: string; url: string } {
+function methodAndUrl(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): { method: string; url: URL } {
   const method = req.method ?? 'GET'
   if (FORBIDDEN_METHODS.has(method.toUpperCase())) throw methodNotAllowed()
   const forwarded = (name: string) => (trustProxy ? req.headers[name] : undefined)
@@ -89,7 +89,7 @@ function methodAndUrl(req: IncomingMessage, { trustProxy }: NodeHandlerOptions):
   try {
     // Only an origin-form target ("/path?query") is served; the host must make a valid URL with it.
     if (!target.startsWith('/')) throw new TypeError('not origin-form')
-    return { method, url: new URL(`${protocol}://${host}${target}`).href }
+    return { method, url: new URL(`${protocol}://${host}${target}`) }
   } catch {
     throw new RequestRefusal(400, 'bad_request', `the ${trustProxy && req.headers['x-forwarded-host'] ? 'X-Forwarded-Host' : 'Host'} header and the request target do not form a valid URL`)
   }
@@ -110,7 +110,7 @@ function toRequest(req: IncomingMessage, options: NodeHandlerOptions): Request {
   for (let index = 0; index < raw.length; index += 2) {
     if (!isPseudoHeader(raw[index]!)) headers.append(raw[index]!, raw[index + 1]!)
   }
-  return new Request(url, { method, headers })
+  return new Request(url.href, { method, headers })
 }
 
 /**
@@ -123,7 +123,8 @@ function toRequestView(req: IncomingMessage, options: NodeHandlerOptions): Reque
   const raw = req.rawHeaders
   return {
     method,
-    url,
+    url: url.href,
+    parsedUrl: url,
     headers: {
       get(name: string): string | null {
         const wanted = name.toLowerCase()

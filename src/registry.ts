@@ -5,6 +5,7 @@ import { Links } from './http/links.js'
 import { isAcceptable, isSupportedContentType } from './http/media-type.js'
 import { jsonApiAnswer } from './http/responses.js'
 import { ALLOWED_METHODS, createRouter } from './http/router.js'
+import type { RequestContext } from './http/context.js'
 import type { Authenticator, Principal } from './ports/auth.js'
 import type { BlobStore } from './ports/blob-store.js'
 import { isDependencyUnavailable } from './ports/dependency.js'
@@ -123,22 +124,30 @@ export function createRegistry(options: RegistryOptions): Registry {
     return jsonApiAnswer(JSON.stringify(error.toDocument()), error.status, error.headers)
   }
 
-  /** After authentication: every answer, errors included, carries the rate-limit headers. */
-  async function serve(request: RequestView, url: URL, trace: RouterContext['trace']): Promise<Answer> {
+  /**
+   * After authentication: the endpoint's answer (every answer, errors included, then carries the
+   * rate-limit headers). Not async: a refusal is thrown before any promise is made.
+   */
+  function serve(request: RequestView, url: URL, trace: Trace): Promise<Answer> {
     if (!isAcceptable(request.headers.get('Accept'))) {
       throw new HttpError('not_acceptable', 'Accept allows application/vnd.api+json only with parameters other than ext and profile')
     }
     if (!isSupportedContentType(request.headers.get('Content-Type'))) {
       throw new HttpError('unsupported_media_type', 'Content-Type application/vnd.api+json may carry only ext and profile parameters')
     }
-    const links = new Links(linkBase(url))
-    const head = request.method === 'HEAD'
-    return route({ request, url, links, head, store: options.store, blobs: options.blobs, search: options.search, changesWindow, trace })
+    const match = route(url.pathname)
+    if (match === null) throw new HttpError('not_found', 'no such endpoint')
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      throw new HttpError('method_not_allowed', 'this service is read-only: use GET or HEAD', undefined, { Allow: ALLOWED_METHODS })
+    }
+    trace.route = match.path
+    const { store, blobs, search } = options
+    return match.handler({ request, url, params: match.params, links: new Links(linkBase(url)), head: request.method === 'HEAD', store, blobs, search, changesWindow, trace })
   }
 
   async function handle(request: RequestView, address: string | undefined, trace: Trace): Promise<Answer> {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null }
-    const url = new URL(request.url)
+    const url = request.parsedUrl ?? new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
     if ((request.method === 'GET' || request.method === 'HEAD') && url.pathname === openApiPath) {
       // Loaded when asked for: it is built from the zod schemas, which a serving process otherwise never loads.
@@ -178,7 +187,11 @@ export function createRegistry(options: RegistryOptions): Registry {
         trace.requestId,
       )
     } else {
-      answer = await serve(request, url, trace).catch((thrown: unknown) => errorAnswer(thrown, request, trace.requestId))
+      try {
+        answer = await serve(request, url, trace)
+      } catch (thrown) {
+        answer = errorAnswer(thrown, request, trace.requestId)
+      }
     }
     if (decision && decision.counted !== false) Object.assign(answer.headers, rateLimitHeaders(decision))
     return answer
@@ -189,7 +202,12 @@ export function createRegistry(options: RegistryOptions): Registry {
     telemetry.requestStarted?.()
     const requestId = requestIdOf(request)
     const trace: Trace = { route: null, principal: null, requestId }
-    let answer = await handle(request, client.address, trace).catch((thrown: unknown) => errorAnswer(thrown, request, requestId))
+    let answer: Answer
+    try {
+      answer = await handle(request, client.address, trace)
+    } catch (thrown) {
+      answer = errorAnswer(thrown, request, requestId)
+    }
     // CORS on every answer; a HEAD answer keeps GET's headers and drops the body.
     Object.assign(answer.headers, CORS_HEADERS)
     answer.headers['X-Request-Id'] = requestId
@@ -209,8 +227,7 @@ export function createRegistry(options: RegistryOptions): Registry {
   return { answer, fetch: async (request, client) => toResponse(await answer(request, client)) }
 }
 
-type RouterContext = Parameters<ReturnType<typeof createRouter>>[0]
-type Trace = RouterContext['trace'] & { principal: string | null; requestId: string }
+type Trace = RequestContext['trace'] & { principal: string | null; requestId: string }
 
 /** A client's `X-Request-Id` is kept when it is 1 to 128 visible ASCII characters; otherwise one is made. */
 const VALID_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
