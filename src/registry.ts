@@ -95,6 +95,13 @@ export function createRegistry(options: RegistryOptions): Registry {
   const basePath = pathOnly ? (base ?? '') : new URL(base).pathname.replace(/\/+$/, '')
   /** Links are absolute: on the configured URL, or on the origin the request came to. */
   const linkBase = (url: URL) => (pathOnly ? url.origin + basePath : base)
+  // The links of the last base asked for: requests come to one base, or a few.
+  let lastLinks = new Links(base ?? '')
+  const linksFor = (url: URL) => {
+    const wanted = linkBase(url)
+    if (wanted !== lastLinks.base) lastLinks = new Links(wanted)
+    return lastLinks
+  }
   const route = createRouter(basePath)
   const openApiPath = `${basePath}/v1/openapi.json`
   const explorer = options.explorer === true ? createExplorerRoute(basePath) : undefined
@@ -142,7 +149,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     }
     trace.route = match.path
     const { store, blobs, search } = options
-    return match.handler({ request, url, params: match.params, links: new Links(linkBase(url)), head: request.method === 'HEAD', store, blobs, search, changesWindow, trace })
+    return match.handler({ request, url, params: match.params, links: linksFor(url), head: request.method === 'HEAD', store, blobs, search, changesWindow, trace })
   }
 
   async function handle(request: RequestView, address: string | undefined, trace: Trace): Promise<Answer> {
@@ -193,7 +200,7 @@ export function createRegistry(options: RegistryOptions): Registry {
         answer = errorAnswer(thrown, request, trace.requestId)
       }
     }
-    if (decision && decision.counted !== false) Object.assign(answer.headers, rateLimitHeaders(decision))
+    if (decision && decision.counted !== false) addRateLimitHeaders(answer.headers, decision)
     return answer
   }
 
@@ -257,9 +264,7 @@ function bearerToken(request: RequestView): string | null {
 }
 
 /** IETF draft-ietf-httpapi-ratelimit-headers: one policy, named "default". */
-function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  return {
-    'RateLimit-Policy': `"default";q=${decision.limit};w=${decision.windowSeconds}`,
-    RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
-  }
+function addRateLimitHeaders(headers: Record<string, string>, decision: RateLimitDecision): void {
+  headers['RateLimit-Policy'] = `"default";q=${decision.limit};w=${decision.windowSeconds}`
+  headers.RateLimit = `"default";r=${decision.remaining};t=${decision.resetSeconds}`
 }
