@@ -60,8 +60,10 @@ export function toNodeListener(handler: FetchHandler | AnsweringHandler, options
   const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
   return (req: IncomingMessage, res: ServerResponse): void => {
     // The socket's inactivity timeout, for this response: no bytes taken by the connection for that
-    // long. node:http sets its keep-alive timeout once the response is sent.
-    if (sendTimeoutMs > 0) res.setTimeout(sendTimeoutMs, () => res.destroy())
+    // long. node:http sets its keep-alive timeout once the response is sent. A server whose own
+    // `timeout` it is (as `serve` makes it) has armed it for this request already: node:http then
+    // destroys the socket as this would, and a request saves the timer and listener set here.
+    if (sendTimeoutMs > 0 && req.socket.timeout !== sendTimeoutMs) res.setTimeout(sendTimeoutMs, () => res.destroy())
     let responded: Promise<void>
     try {
       responded = respond(req, res)
@@ -275,6 +277,8 @@ export interface RunningServer {
 export function serve(handler: FetchHandler | AnsweringHandler, { port = 8080, host = '127.0.0.1', ...options }: ServeOptions = {}): Promise<RunningServer> {
   // A missing Host is refused by the listener, with an error document instead of node:http's empty 400.
   const server = createServer({ requireHostHeader: false }, toNodeListener(handler, options))
+  // node:http arms it on each request's socket, and sets its keep-alive timeout once the answer is sent.
+  server.timeout = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
   server.on('clientError', answerClientError)
   server.on('connect', answerConnect)
   // Answers being written; once closing, each connection ends with its answer rather than wait for another request.

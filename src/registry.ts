@@ -161,8 +161,9 @@ export function createRegistry(options: RegistryOptions): Registry {
       const { createOpenApiDocument } = await import('./http/openapi.js')
       return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(createOpenApiDocument(linkBase(url))) }
     }
-    if (explorer && (request.method === 'GET' || request.method === 'HEAD')) {
-      const page = await explorer(url.pathname)
+    const explored = explorer && (request.method === 'GET' || request.method === 'HEAD') ? explorer(url.pathname) : null
+    if (explored !== null) {
+      const page = await explored
       if (page !== null) {
         trace.route = '/explore'
         return page
