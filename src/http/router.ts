@@ -30,6 +30,18 @@ export interface RouteMatch {
 
 const isParameter = (segment: string) => segment.startsWith(':')
 
+/** A route's parameters in a request path's parts (its first part empty, before the leading slash), or null when it is not the route's path. */
+function paramsOf(segments: readonly string[], parts: readonly string[]): Record<string, string> | null {
+  if (parts.length !== segments.length + 1) return null
+  for (let index = 0; index < segments.length; index++) {
+    const part = parts[index + 1]!
+    if (isParameter(segments[index]!) ? part === '' : segments[index] !== part) return null
+  }
+  const params: Record<string, string> = {}
+  for (let index = 0; index < segments.length; index++) if (isParameter(segments[index]!)) params[segments[index]!.slice(1)] = parts[index + 1]!
+  return params
+}
+
 /** A path's segments after its leading slash; repeated slashes of a configured path are one. */
 const segmentsOf = (path: string) => path.replace(/\/{2,}/g, '/').split('/').slice(1)
 
@@ -47,12 +59,8 @@ export function createRouter(basePath: string): (pathname: string) => RouteMatch
     while (end > 1 && pathname.charCodeAt(end - 1) === 0x2f) end--
     const parts = (end === pathname.length ? pathname : pathname.slice(0, end)).split('/')
     for (const { path, handler, segments } of endpoints) {
-      if (parts.length !== segments.length + 1 || !segments.every((segment, index) => (isParameter(segment) ? parts[index + 1] !== '' : segment === parts[index + 1]))) continue
-      const params: Record<string, string> = {}
-      segments.forEach((segment, index) => {
-        if (isParameter(segment)) params[segment.slice(1)] = parts[index + 1]!
-      })
-      return { path, handler, params }
+      const params = paramsOf(segments, parts)
+      if (params !== null) return { path, handler, params }
     }
     return null
   }
