@@ -31,8 +31,6 @@ export interface ApiKeyAuthenticator extends Authenticator {
   flush(): Promise<void>
 }
 
-const NO_PRINCIPAL: Promise<Principal | null> = Promise.resolve(null)
-
 /** A key's last use is written at most this often, from each instance. */
 const LAST_USED_INTERVAL_MS = 60_000
 /** A key's first use is written within this long. */
@@ -52,7 +50,7 @@ export function createApiKeyAuthenticator({
   now = Date.now,
 }: ApiKeyAuthenticatorOptions): ApiKeyAuthenticator {
   const configured = [...keys].map(keyHash)
-  const configuredPrincipals = configured.map((_, index) => Promise.resolve(Object.freeze({ id: `configured-${index + 1}` })))
+  const configuredPrincipals: Principal[] = configured.map((_, index) => Object.freeze({ id: `configured-${index + 1}` }))
   const lookups = new Map<string, { key: Promise<StoredApiKey | null>; until: number }>()
   const lastUse = store ? createLastUseWriter(store, onError) : undefined
   // The hashes of keys accepted within cacheTtlMs, by key: a request with one skips SHA-256, the one
@@ -73,10 +71,9 @@ export function createApiKeyAuthenticator({
   }
 
   return {
-    // Not async: a configured key is answered without a promise of its own making (a get by id's
-    // allocations are what its time goes to).
-    authenticate(token): Promise<Principal | null> {
-      if (token === null || token === '') return NO_PRINCIPAL
+    // A configured key, or none, is answered at once; a stored one as a promise (its lookup).
+    authenticate(token): Principal | null | Promise<Principal | null> {
+      if (token === null || token === '') return null
       const time = now()
       const known = accepted.get(token)
       const fresh = known !== undefined && known.until > time
@@ -88,7 +85,7 @@ export function createApiKeyAuthenticator({
         if (!fresh) remember(token, hash, time)
         return configuredPrincipals[matched]!
       }
-      if (store === undefined || !isWellFormedApiKey(token)) return NO_PRINCIPAL
+      if (store === undefined || !isWellFormedApiKey(token)) return null
       return lookUp(hash, time).then((key) => {
         if (key === null || stateOf(key, new Date(time)) !== 'active') {
           accepted.delete(token)

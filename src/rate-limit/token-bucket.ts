@@ -13,7 +13,7 @@ export interface TokenBucketOptions {
 /** In-process token bucket per key: `limit` requests per window, refilled continuously. */
 export function createTokenBucketRateLimiter(options: TokenBucketOptions): RateLimiter {
   const buckets = createTokenBuckets(options)
-  return { take: (key) => Promise.resolve(buckets.take(key)) }
+  return { take: (key) => buckets.take(key) }
 }
 
 /** Token buckets by key, least recently used dropped first beyond `maxKeys`. */
