@@ -60,8 +60,10 @@ export function toNodeListener(handler: FetchHandler | AnsweringHandler, options
   const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
   return (req: IncomingMessage, res: ServerResponse): void => {
     // The socket's inactivity timeout, for this response: no bytes taken by the connection for that
-    // long. node:http sets its keep-alive timeout once the response is sent.
-    if (sendTimeoutMs > 0) res.setTimeout(sendTimeoutMs, () => res.destroy())
+    // long. node:http sets its keep-alive timeout once the response is sent. A server whose own
+    // `timeout` it is (as `serve` makes it) has armed it for this request already: node:http then
+    // destroys the socket as this would, and a request saves the timer and listener set here.
+    if (sendTimeoutMs > 0 && req.socket.timeout !== sendTimeoutMs) res.setTimeout(sendTimeoutMs, () => res.destroy())
     let responded: Promise<void>
     try {
       responded = respond(req, res)
@@ -78,7 +80,7 @@ export function toNodeListener(handler: FetchHandler | AnsweringHandler, options
 }
 
 /** The method and absolute URL of a request, checked as a Web `Request` would need them. */
-function methodAndUrl(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): { method: string; url: string } {
+function methodAndUrl(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): { method: string; url: URL } {
   const method = req.method ?? 'GET'
   if (FORBIDDEN_METHODS.has(method.toUpperCase())) throw methodNotAllowed()
   const forwarded = (name: string) => (trustProxy ? req.headers[name] : undefined)
@@ -89,7 +91,7 @@ function methodAndUrl(req: IncomingMessage, { trustProxy }: NodeHandlerOptions):
   try {
     // Only an origin-form target ("/path?query") is served; the host must make a valid URL with it.
     if (!target.startsWith('/')) throw new TypeError('not origin-form')
-    return { method, url: new URL(`${protocol}://${host}${target}`).href }
+    return { method, url: new URL(`${protocol}://${host}${target}`) }
   } catch {
     throw new RequestRefusal(400, 'bad_request', `the ${trustProxy && req.headers['x-forwarded-host'] ? 'X-Forwarded-Host' : 'Host'} header and the request target do not form a valid URL`)
   }
@@ -110,7 +112,7 @@ function toRequest(req: IncomingMessage, options: NodeHandlerOptions): Request {
   for (let index = 0; index < raw.length; index += 2) {
     if (!isPseudoHeader(raw[index]!)) headers.append(raw[index]!, raw[index + 1]!)
   }
-  return new Request(url, { method, headers })
+  return new Request(url.href, { method, headers })
 }
 
 /**
@@ -123,7 +125,8 @@ function toRequestView(req: IncomingMessage, options: NodeHandlerOptions): Reque
   const raw = req.rawHeaders
   return {
     method,
-    url,
+    url: url.href,
+    parsedUrl: url,
     headers: {
       get(name: string): string | null {
         const wanted = name.toLowerCase()
@@ -274,6 +277,8 @@ export interface RunningServer {
 export function serve(handler: FetchHandler | AnsweringHandler, { port = 8080, host = '127.0.0.1', ...options }: ServeOptions = {}): Promise<RunningServer> {
   // A missing Host is refused by the listener, with an error document instead of node:http's empty 400.
   const server = createServer({ requireHostHeader: false }, toNodeListener(handler, options))
+  // node:http arms it on each request's socket, and sets its keep-alive timeout once the answer is sent.
+  server.timeout = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
   server.on('clientError', answerClientError)
   server.on('connect', answerConnect)
   // Answers being written; once closing, each connection ends with its answer rather than wait for another request.

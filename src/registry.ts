@@ -5,6 +5,7 @@ import { Links } from './http/links.js'
 import { isAcceptable, isSupportedContentType } from './http/media-type.js'
 import { jsonApiAnswer } from './http/responses.js'
 import { ALLOWED_METHODS, createRouter } from './http/router.js'
+import type { RequestContext } from './http/context.js'
 import type { Authenticator, Principal } from './ports/auth.js'
 import type { BlobStore } from './ports/blob-store.js'
 import { isDependencyUnavailable } from './ports/dependency.js'
@@ -94,6 +95,13 @@ export function createRegistry(options: RegistryOptions): Registry {
   const basePath = pathOnly ? (base ?? '') : new URL(base).pathname.replace(/\/+$/, '')
   /** Links are absolute: on the configured URL, or on the origin the request came to. */
   const linkBase = (url: URL) => (pathOnly ? url.origin + basePath : base)
+  // The links of the last base asked for: requests come to one base, or a few.
+  let lastLinks = new Links(base ?? '')
+  const linksFor = (url: URL) => {
+    const wanted = linkBase(url)
+    if (wanted !== lastLinks.base) lastLinks = new Links(wanted)
+    return lastLinks
+  }
   const route = createRouter(basePath)
   const openApiPath = `${basePath}/v1/openapi.json`
   const explorer = options.explorer === true ? createExplorerRoute(basePath) : undefined
@@ -123,30 +131,39 @@ export function createRegistry(options: RegistryOptions): Registry {
     return jsonApiAnswer(JSON.stringify(error.toDocument()), error.status, error.headers)
   }
 
-  /** After authentication: every answer, errors included, carries the rate-limit headers. */
-  async function serve(request: RequestView, url: URL, trace: RouterContext['trace']): Promise<Answer> {
+  /**
+   * After authentication: the endpoint's answer (every answer, errors included, then carries the
+   * rate-limit headers). Not async: a refusal is thrown before any promise is made.
+   */
+  function serve(request: RequestView, url: URL, trace: Trace): Promise<Answer> {
     if (!isAcceptable(request.headers.get('Accept'))) {
       throw new HttpError('not_acceptable', 'Accept allows application/vnd.api+json only with parameters other than ext and profile')
     }
     if (!isSupportedContentType(request.headers.get('Content-Type'))) {
       throw new HttpError('unsupported_media_type', 'Content-Type application/vnd.api+json may carry only ext and profile parameters')
     }
-    const links = new Links(linkBase(url))
-    const head = request.method === 'HEAD'
-    return route({ request, url, links, head, store: options.store, blobs: options.blobs, search: options.search, changesWindow, trace })
+    const match = route(url.pathname)
+    if (match === null) throw new HttpError('not_found', 'no such endpoint')
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      throw new HttpError('method_not_allowed', 'this service is read-only: use GET or HEAD', undefined, { Allow: ALLOWED_METHODS })
+    }
+    trace.route = match.path
+    const { store, blobs, search } = options
+    return match.handler({ request, url, params: match.params, links: linksFor(url), head: request.method === 'HEAD', store, blobs, search, changesWindow, trace })
   }
 
   async function handle(request: RequestView, address: string | undefined, trace: Trace): Promise<Answer> {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null }
-    const url = new URL(request.url)
+    const url = request.parsedUrl ?? new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
     if ((request.method === 'GET' || request.method === 'HEAD') && url.pathname === openApiPath) {
       // Loaded when asked for: it is built from the zod schemas, which a serving process otherwise never loads.
       const { createOpenApiDocument } = await import('./http/openapi.js')
       return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(createOpenApiDocument(linkBase(url))) }
     }
-    if (explorer && (request.method === 'GET' || request.method === 'HEAD')) {
-      const page = await explorer(url.pathname)
+    const explored = explorer && (request.method === 'GET' || request.method === 'HEAD') ? explorer(url.pathname) : null
+    if (explored !== null) {
+      const page = await explored
       if (page !== null) {
         trace.route = '/explore'
         return page
@@ -158,7 +175,9 @@ export function createRegistry(options: RegistryOptions): Registry {
         'Retry-After': String(failures.retryAfterSeconds),
       })
     }
-    const principal = await options.auth.authenticate(bearerToken(request), request)
+    // Awaited only when a promise: an await costs a request a microtask and its allocations.
+    const given = options.auth.authenticate(bearerToken(request), request)
+    const principal = given instanceof Promise ? await given : given
     if (principal === null) {
       if (address !== undefined) authFailures?.take(address)
       throw new HttpError('unauthorized', 'a valid API key is required: Authorization: Bearer <API_KEY>', undefined, {
@@ -166,7 +185,8 @@ export function createRegistry(options: RegistryOptions): Registry {
       })
     }
     trace.principal = principal.id
-    const decision = await options.rateLimit?.take(rateLimitKey(principal))
+    const taken = options.rateLimit?.take(rateLimitKey(principal))
+    const decision = taken instanceof Promise ? await taken : taken
     let answer: Answer
     if (decision?.counted === false) telemetry.rateLimitBypassed?.()
     if (decision && !decision.allowed) {
@@ -178,9 +198,13 @@ export function createRegistry(options: RegistryOptions): Registry {
         trace.requestId,
       )
     } else {
-      answer = await serve(request, url, trace).catch((thrown: unknown) => errorAnswer(thrown, request, trace.requestId))
+      try {
+        answer = await serve(request, url, trace)
+      } catch (thrown) {
+        answer = errorAnswer(thrown, request, trace.requestId)
+      }
     }
-    if (decision && decision.counted !== false) Object.assign(answer.headers, rateLimitHeaders(decision))
+    if (decision && decision.counted !== false) addRateLimitHeaders(answer.headers, decision)
     return answer
   }
 
@@ -189,7 +213,12 @@ export function createRegistry(options: RegistryOptions): Registry {
     telemetry.requestStarted?.()
     const requestId = requestIdOf(request)
     const trace: Trace = { route: null, principal: null, requestId }
-    let answer = await handle(request, client.address, trace).catch((thrown: unknown) => errorAnswer(thrown, request, requestId))
+    let answer: Answer
+    try {
+      answer = await handle(request, client.address, trace)
+    } catch (thrown) {
+      answer = errorAnswer(thrown, request, requestId)
+    }
     // CORS on every answer; a HEAD answer keeps GET's headers and drops the body.
     Object.assign(answer.headers, CORS_HEADERS)
     answer.headers['X-Request-Id'] = requestId
@@ -209,8 +238,7 @@ export function createRegistry(options: RegistryOptions): Registry {
   return { answer, fetch: async (request, client) => toResponse(await answer(request, client)) }
 }
 
-type RouterContext = Parameters<ReturnType<typeof createRouter>>[0]
-type Trace = RouterContext['trace'] & { principal: string | null; requestId: string }
+type Trace = RequestContext['trace'] & { principal: string | null; requestId: string }
 
 /** A client's `X-Request-Id` is kept when it is 1 to 128 visible ASCII characters; otherwise one is made. */
 const VALID_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
@@ -240,9 +268,7 @@ function bearerToken(request: RequestView): string | null {
 }
 
 /** IETF draft-ietf-httpapi-ratelimit-headers: one policy, named "default". */
-function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  return {
-    'RateLimit-Policy': `"default";q=${decision.limit};w=${decision.windowSeconds}`,
-    RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
-  }
+function addRateLimitHeaders(headers: Record<string, string>, decision: RateLimitDecision): void {
+  headers['RateLimit-Policy'] = `"default";q=${decision.limit};w=${decision.windowSeconds}`
+  headers.RateLimit = `"default";r=${decision.remaining};t=${decision.resetSeconds}`
 }

@@ -68,9 +68,16 @@ export function renderChangeResource(change: StoredChange): ResourceTemplate {
 
 /** Templates (one, or several joined) made JSON, with `linkBase` in place of LINK_BASE. */
 export function fillResourceTemplate(template: ResourceTemplate, linkBase: string): string {
-  const base = escaped(linkBase)
+  const base = escapedLinkBase(linkBase)
   // A function, not a string: `$` in a replacement string is a pattern, and a URL may hold one.
   return template.replaceAll(LINK_BASE, () => base)
+}
+
+/** The last link base escaped: requests come to one base, or a few. */
+let lastLinkBase = { base: '', escaped: '' }
+function escapedLinkBase(base: string): string {
+  if (lastLinkBase.base !== base) lastLinkBase = { base, escaped: escaped(base) }
+  return lastLinkBase.escaped
 }
 
 const encoder = new TextEncoder()

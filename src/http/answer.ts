@@ -6,6 +6,8 @@ export interface RequestView {
   readonly method: string
   /** The absolute URL. */
   readonly url: string
+  /** `url` parsed, where an adapter parsed it already (the Node adapter does, to check it): read, never changed. */
+  readonly parsedUrl?: URL
   readonly headers: { get(name: string): string | null }
 }
 

@@ -4,7 +4,8 @@ import { followMerges } from '../contract/merges.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import type { RequestContext } from './context.js'
 import type { Answer } from './answer.js'
-import { documentJson, entityTemplate } from './documents.js'
+import { fillResourceTemplate } from '../contract/resource-json.js'
+import { entityTemplate } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
 import { jsonApiAnswer, pagedAnswer } from './responses.js'
@@ -35,9 +36,11 @@ export async function listEntities({ url, links, store }: RequestContext): Promi
 export async function getEntity({ url, params, links, store }: RequestContext): Promise<Answer> {
   checkParameters(url, [])
   const id = requireEntityId(params.id)
-  const entity = await resolveEntity(store, id)
-  const json = documentJson(`{"links":{"self":${JSON.stringify(links.entity(id))}},"data":`, [entityTemplate(entity)], '}', links)
-  return jsonApiAnswer(json, 200, entity.id === id ? {} : { 'Content-Location': links.entity(entity.id) })
+  // Awaited only when it is a promise (a merge followed): each await costs a get by id allocations.
+  const resolved = canonicalOf(store, id, await store.getEntity(id))
+  const entity = resolved instanceof Promise ? await resolved : resolved
+  const json = fillResourceTemplate(`{"links":{"self":${JSON.stringify(links.entity(id))}},"data":${entityTemplate(entity)}}`, links.base)
+  return jsonApiAnswer(json, 200, entity.id === id ? undefined : { 'Content-Location': links.entity(entity.id) })
 }
 
 export function requireEntityId(id: string | undefined): string {
@@ -50,9 +53,12 @@ export function requireEntityId(id: string | undefined): string {
  * missing link or a drained entity is not found. A tombstone is found (with an empty snapshot).
  */
 export async function resolveEntity(store: EntityStore, id: string): Promise<StoredEntity> {
-  const entity = await store.getEntity(id)
-  // Most entities are merged into none: no chain to follow.
-  const end = entity?.state === 'merged' ? (await followMerges(entity, (next) => store.getEntity(next))).end : entity
-  if (end === null || end.state === 'drained') throw new HttpError('not_found', `entity ${id} was not found`)
-  return end
+  return canonicalOf(store, id, await store.getEntity(id))
+}
+
+/** What `id` stands for, given the entity read for it: that entity, or (a promise of) where its merges end. */
+function canonicalOf(store: EntityStore, id: string, entity: StoredEntity | null): StoredEntity | Promise<StoredEntity> {
+  if (entity?.state === 'merged') return followMerges(entity, (next) => store.getEntity(next)).then(({ end }) => canonicalOf(store, id, end))
+  if (entity === null || entity.state === 'drained') throw new HttpError('not_found', `entity ${id} was not found`)
+  return entity
 }

@@ -15,9 +15,10 @@ const PAGE_HEADERS = {
 
 /**
  * The explorer at `/` and `/explore` under the base path, and its two files: answers the paths it
- * owns (GET and HEAD; no key, the page holds no data) and null for every other.
+ * owns (GET and HEAD; no key, the page holds no data), null at once for a path outside them (every
+ * API request: no promise to await), and a promise of null for a file it does not have.
  */
-export function createExplorerRoute(basePath: string): (pathname: string) => Promise<Answer | null> {
+export function createExplorerRoute(basePath: string): (pathname: string) => Promise<Answer | null> | null {
   const pagePaths = new Set([basePath === '' ? '/' : basePath, `${basePath}/`, `${basePath}/explore`, `${basePath}${EXPLORER_FILES_PATH}`])
   // Loaded at the first request for the page: its ~70 KB of text stay out of every other process.
   let loading: Promise<{ html: string; files: Map<string, Answer> }> | undefined
@@ -33,14 +34,16 @@ export function createExplorerRoute(basePath: string): (pathname: string) => Pro
       ),
     })))
 
-  return async (pathname) => {
+  const filesPath = `${basePath}${EXPLORER_FILES_PATH}`
+  return (pathname) => {
     if (pagePaths.has(pathname)) {
-      const { html } = await load()
-      return { status: 200, headers: { ...PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache' }, body: html }
+      return load().then(({ html }) => ({ status: 200, headers: { ...PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache' }, body: html }))
     }
-    if (!pathname.startsWith(`${basePath}${EXPLORER_FILES_PATH}`)) return null
-    const file = (await load()).files.get(pathname)
-    // A copy: the registry adds headers to the answer it is given.
-    return file === undefined ? null : { ...file, headers: { ...file.headers } }
+    if (!pathname.startsWith(filesPath)) return null
+    return load().then(({ files }) => {
+      const file = files.get(pathname)
+      // A copy: the registry adds headers to the answer it is given.
+      return file === undefined ? null : { ...file, headers: { ...file.headers } }
+    })
   }
 }

@@ -11,6 +11,7 @@ const PAGE_LIMIT = /^[1-9][0-9]{0,2}$/
  * of a-z, and `page[...]` members other than the endpoint's. Other names are the client's own.
  */
 export function checkParameters(url: URL, allowed: readonly string[]): void {
+  if (url.search === '') return
   for (const name of new Set(url.searchParams.keys())) {
     if (allowed.includes(name)) {
       if (url.searchParams.getAll(name).length > 1) {

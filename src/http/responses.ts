@@ -5,9 +5,10 @@ import type { Links } from './links.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
 
 /** A JSON:API document, given as JSON text or its UTF-8 bytes (whose length is then given here). */
-export function jsonApiAnswer(json: string | Uint8Array, status = 200, headers: Record<string, string> = {}): Answer {
-  const length: Record<string, string> = typeof json === 'string' ? {} : { 'Content-Length': String(json.byteLength) }
-  return { status, headers: { 'Content-Type': JSON_API_MEDIA_TYPE, ...headers, ...length }, body: json }
+export function jsonApiAnswer(json: string | Uint8Array, status = 200, headers?: Record<string, string>): Answer {
+  const all: Record<string, string> = { 'Content-Type': JSON_API_MEDIA_TYPE, ...headers }
+  if (typeof json !== 'string') all['Content-Length'] = String(json.byteLength)
+  return { status, headers: all, body: json }
 }
 
 export interface Page {

@@ -10,7 +10,7 @@ import { countFacets } from './facet-counts.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type ParameterValue } from './query-shapes.js'
-import { PAGE_COLUMNS, selectChanges, selectServedEntities, asRenderedEntities, toStoredChange, toStoredEntity } from './rows.js'
+import { PAGE_COLUMNS, selectChanges, selectServedEntities, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName } from './sql-dialect.js'
 
@@ -73,6 +73,7 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
   await migrateToLatest(db, dialect)
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
   const shapes = createQueryShapes(db, readNow)
+  const selectEntityById = (bound: ParameterValue[]) => selectServedEntities(db).where('id', '=', bound[0] as string)
   const readFeedHead = async () => encodeHead((await shapes.execute('feed-head', [], () => feedHeadQuery(db)))[0]!.seq)
 
   return {
@@ -169,9 +170,15 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
       return { entities, hasMore: windowFull, cursor: windowFull ? window!.last : (entities.at(-1)?.id ?? null), feedHead }
     },
 
-    async getEntity(id) {
-      const [row] = await shapes.execute('entity', [id], (bound) => selectServedEntities(db).where('id', '=', bound[0] as string))
-      return row === undefined ? null : toStoredEntity(row)
+    // Not async: read at once, a point read makes one promise, not three (each costs a get by id
+    // allocations the collector then spends time on; bench/README.md).
+    getEntity(id) {
+      try {
+        const rows = shapes.read('entity', [id], selectEntityById)
+        return Array.isArray(rows) ? Promise.resolve(firstEntity(rows)) : rows.then(firstEntity)
+      } catch (error) {
+        return Promise.reject(error)
+      }
     },
 
     async getEntities(ids) {

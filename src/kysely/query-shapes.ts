@@ -43,21 +43,28 @@ export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null
     return found ? { compiled, slots } : null
   }
 
+  /** The rows of a shape's query: at once where `readNow` runs it, else a promise of them. */
+  function read<Row>(key: string, values: ParameterValue[], build: (values: ParameterValue[]) => Compilable<Row>): Row[] | Promise<Row[]> {
+    let shape = shapes.get(key)
+    if (shape === undefined) {
+      shape = compileShape(values.length, build)
+      // Clients choose the shapes: the least recently compiled falls out past the bound.
+      setNewest(shapes, key, shape, MAX_SHAPES)
+    }
+    if (shape === null) return db.executeQuery(build(values).compile()).then(rowsOf)
+    const { compiled, slots } = shape
+    const parameters = compiled.parameters.map((parameter, index) => (slots[index] === -1 ? parameter : values[slots[index]!]))
+    return (readNow?.(compiled.sql, parameters) as Row[] | null) ?? db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters)).then(rowsOf)
+  }
+
   return {
-    async execute<Row>(key: string, values: ParameterValue[], build: (values: ParameterValue[]) => Compilable<Row>): Promise<Row[]> {
-      let shape = shapes.get(key)
-      if (shape === undefined) {
-        shape = compileShape(values.length, build)
-        // Clients choose the shapes: the least recently compiled falls out past the bound.
-        setNewest(shapes, key, shape, MAX_SHAPES)
-      }
-      if (shape === null) return (await db.executeQuery(build(values).compile())).rows
-      const { compiled, slots } = shape
-      const parameters = compiled.parameters.map((parameter, index) => (slots[index] === -1 ? parameter : values[slots[index]!]))
-      return (readNow?.(compiled.sql, parameters) as Row[] | null) ?? (await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows
-    },
+    read,
+    /** `read` as a promise, rejected when the query fails. */
+    execute: async <Row>(key: string, values: ParameterValue[], build: (values: ParameterValue[]) => Compilable<Row>): Promise<Row[]> => read(key, values, build),
   }
 }
+
+const rowsOf = <Row>(result: { rows: Row[] }) => result.rows
 
 export type QueryShapes = ReturnType<typeof createQueryShapes>
 

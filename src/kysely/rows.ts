@@ -42,6 +42,11 @@ export async function findEntity(db: Kysely<RegistryDatabase>, id: string): Prom
   return row === undefined ? null : toStoredEntity(row)
 }
 
+/** The entity of a point read's rows, or null when there is none. */
+export function firstEntity(rows: readonly (EntityRow & { resource?: string | null })[]): StoredEntity | null {
+  return rows.length === 0 ? null : toStoredEntity(rows[0]!)
+}
+
 export function toStoredEntity(row: EntityRow & { resource?: string | null }): StoredEntity {
   const { id, state, merged_into: mergedInto, resource } = row
   if (resource == null) return { id, state, mergedInto, snapshot: JSON.parse(row.snapshot) }

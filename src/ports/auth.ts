@@ -9,10 +9,11 @@ export interface Principal {
 
 export interface Authenticator {
   /**
-   * The principal for this bearer token, or null when the token is missing or not valid. `request`
+   * The principal for this bearer token, or null when the token is missing or not valid; given at
+   * once or as a promise (an authenticator that knows at once saves a request a promise). `request`
    * is a Web `Request`, or on Node the adapter's lighter view of one.
    */
-  authenticate(token: string | null, request: RequestView): Promise<Principal | null>
+  authenticate(token: string | null, request: RequestView): Principal | null | Promise<Principal | null>
 }
 
 /** A stored API key as the store keeps it: never the key, only its SHA-256. */

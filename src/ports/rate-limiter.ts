@@ -16,6 +16,10 @@ export interface RateLimitDecision {
 }
 
 export interface RateLimiter {
-  /** Throws `DependencyUnavailableError('rate_limit', …)` to refuse requests while its state is away (a 503). */
-  take(key: string): Promise<RateLimitDecision>
+  /**
+   * The decision, or a promise of it: a limiter that decides in the process gives it at once (a
+   * request then awaits nothing for it). Throws (or rejects with) `DependencyUnavailableError('rate_limit', …)`
+   * to refuse requests while its state is away (a 503).
+   */
+  take(key: string): RateLimitDecision | Promise<RateLimitDecision>
 }

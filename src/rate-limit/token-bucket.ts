@@ -13,7 +13,7 @@ export interface TokenBucketOptions {
 /** In-process token bucket per key: `limit` requests per window, refilled continuously. */
 export function createTokenBucketRateLimiter(options: TokenBucketOptions): RateLimiter {
   const buckets = createTokenBuckets(options)
-  return { take: async (key) => buckets.take(key) }
+  return { take: (key) => buckets.take(key) }
 }
 
 /** Token buckets by key, least recently used dropped first beyond `maxKeys`. */
@@ -48,7 +48,8 @@ export function createTokenBuckets({ limit, windowSeconds = 60, maxKeys = 100_00
     },
     /** Whether a token could be taken now, taking none. */
     peek(key: string): RateLimitDecision {
-      return decision(refilled(key, now()) >= 1, refilled(key, now()))
+      const tokens = refilled(key, now())
+      return decision(tokens >= 1, tokens)
     },
   }
 }

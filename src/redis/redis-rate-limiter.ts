@@ -1,5 +1,5 @@
 import { DependencyUnavailableError } from '../ports/dependency.js'
-import type { RateLimitDecision, RateLimiter } from '../ports/rate-limiter.js'
+import type { RateLimitDecision } from '../ports/rate-limiter.js'
 import { createCircuitBreaker } from './circuit-breaker.js'
 
 /** The part of an ioredis client this limiter uses. */
@@ -51,7 +51,7 @@ redis.call('PEXPIRE', KEYS[1], windowMs)
 return { allowed, tostring(tokens) }
 `
 
-/** Token bucket per key shared by every instance through one Redis. */
+/** Token bucket per key shared by every instance through one Redis: a `RateLimiter` whose decisions are promises. */
 export function createRedisRateLimiter({
   redis,
   limit,
@@ -60,7 +60,7 @@ export function createRedisRateLimiter({
   onUnavailable = 'open',
   breakerMs = 1000,
   onAvailabilityChange,
-}: RedisRateLimiterOptions): RateLimiter {
+}: RedisRateLimiterOptions): { take(key: string): Promise<RateLimitDecision> } {
   if (!(Number.isInteger(limit) && limit > 0)) throw new RangeError('limit must be a positive whole number')
   const breaker = createCircuitBreaker({ openMs: breakerMs, ...(onAvailabilityChange ? { onAvailabilityChange } : {}) })
   const refillPerSecond = limit / windowSeconds
