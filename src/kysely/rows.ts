@@ -44,10 +44,10 @@ export async function findEntity(db: Kysely<RegistryDatabase>, id: string): Prom
 
 export function toStoredEntity(row: EntityRow & { resource?: string | null }): StoredEntity {
   const { id, state, merged_into: mergedInto, resource } = row
-  if (resource == null) return { id, state, mergedInto, snapshot: JSON.parse(row.snapshot) }
-  // Served as its resource, the entity seldom needs its snapshot (a get by id never does): parsed when asked.
+  // Parsed when asked: served as its resource, an entity seldom needs its snapshot (a get by id
+  // never does), nor does an import's line that repeats the stored record.
   let snapshot: PublicSnapshot | undefined
-  return {
+  const entity: StoredEntity = {
     id,
     state,
     mergedInto,
@@ -57,8 +57,9 @@ export function toStoredEntity(row: EntityRow & { resource?: string | null }): S
     set snapshot(value) {
       snapshot = value
     },
-    resource,
   }
+  if (resource != null) entity.resource = resource
+  return entity
 }
 
 /**

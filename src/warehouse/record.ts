@@ -92,7 +92,9 @@ export function normalizeRecord(input: unknown): NormalizedRecord {
     throw new WarehouseError('invalid_record', `${path}${issue.message}`)
   }
   const record = parsed.data as EntityRecord & z.infer<typeof recordInput>
-  const { id, ...privateSnapshot } = record
+  // As given, keys in its order (the parse puts known keys first): the same line imported again
+  // then stringifies to the stored text, a cheap comparison (see isStoredRecord).
+  const { id, ...privateSnapshot } = input as EntityRecord
   const snapshot = { texts: [] } as unknown as PublicSnapshot
   const publicFields = snapshot as unknown as Record<string, string>
   for (const field of ['type', ...ATTRIBUTE_FIELDS] as const) {
