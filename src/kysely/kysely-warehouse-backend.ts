@@ -124,9 +124,11 @@ function warehouseTransaction(connection: Kysely<RegistryDatabase>, dialect: Sql
 
     async write() {
       const writes = [...entityWrites.values()]
-      await dialect.bulk.upsertEntities(connection, writes.filter((write) => !write.keepPrivate).map((write) => write.row), false)
-      await dialect.bulk.upsertEntities(connection, writes.filter((write) => write.keepPrivate).map((write) => write.row), true)
-      await dialect.bulk.insertChanges(connection, changeRows)
+      await dialect.bulk.writeRows(connection, {
+        entities: writes.filter((write) => !write.keepPrivate).map((write) => write.row),
+        keepingPrivate: writes.filter((write) => write.keepPrivate).map((write) => write.row),
+        changes: changeRows,
+      })
     },
   }
 }

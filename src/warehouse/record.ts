@@ -82,8 +82,30 @@ export interface NormalizedRecord {
   renditionFiles: RenditionFile[]
 }
 
+/** Records validated before their transaction (`validateRecordAhead`), each result taken once. */
+const validatedAhead = new WeakMap<object, NormalizedRecord | WarehouseError>()
+
+/**
+ * Validates a record now, so that `normalizeRecord` of this same object, unchanged, later returns
+ * (or throws) the result at once: an import validates a batch while the one before it is written.
+ */
+export function validateRecordAhead(record: EntityRecord): void {
+  try {
+    validatedAhead.set(record, normalizeRecord(record))
+  } catch (error) {
+    if (!(error instanceof WarehouseError)) throw error
+    validatedAhead.set(record, error)
+  }
+}
+
 /** Validates a warehouse record and derives the stable public text and rendition ids. */
 export function normalizeRecord(input: unknown): NormalizedRecord {
+  const ahead = typeof input === 'object' && input !== null ? validatedAhead.get(input) : undefined
+  if (ahead !== undefined) {
+    validatedAhead.delete(input as object)
+    if (ahead instanceof WarehouseError) throw ahead
+    return ahead
+  }
   checkStorable(input)
   const parsed = recordInput.safeParse(input)
   if (!parsed.success) {
