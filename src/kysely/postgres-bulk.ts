@@ -52,14 +52,17 @@ const ESCAPED = /["\\]/g
 
 /**
  * A column of rows as a PostgreSQL array literal of text (null as NULL), built here: pg's own
- * conversion of JS arrays (two replaces an element) was 5% of a fresh import's time.
+ * conversion of JS arrays (two replaces an element, a string grown by each) was 5% of a fresh
+ * import's time. Joined from pieces: one flat string, no intermediate one an element.
  */
 export function textArray<Row>(rows: readonly Row[], column: keyof Row): string {
-  let literal = '{'
+  const pieces: string[] = ['{']
   for (let index = 0; index < rows.length; index++) {
     const value = rows[index]![column] as string | null | undefined
-    if (index > 0) literal += ','
-    literal += value == null ? 'NULL' : `"${NEEDS_ESCAPE.test(value) ? value.replace(ESCAPED, '\\$&') : value}"`
+    if (index > 0) pieces.push(',')
+    if (value == null) pieces.push('NULL')
+    else pieces.push('"', NEEDS_ESCAPE.test(value) ? value.replace(ESCAPED, '\\$&') : value, '"')
   }
-  return `${literal}}`
+  pieces.push('}')
+  return pieces.join('')
 }
