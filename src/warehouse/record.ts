@@ -44,12 +44,21 @@ const encoder = new TextEncoder()
 
 /** Refuses what no store may keep or no answer may carry, before any rule reads the record. */
 function checkStorable(input: unknown): void {
-  const nul = pathOfNul(input, [])
+  const json = JSON.stringify(input)
+  // JSON writes U+0000 as \u0000: a record without that text holds none, in a key or a value.
+  const nul = json.includes('\\u0000') ? pathOfNul(input, []) : null
   if (nul !== null) throw new WarehouseError('invalid_record', `${nul.length > 0 ? `${nul.join('.')}: ` : ''}holds a NUL character, which no store keeps`)
-  const bytes = encoder.encode(JSON.stringify(input)).byteLength
-  if (bytes > RECORD_LIMITS.recordBytes) {
+  const bytes = bytesOver(json, RECORD_LIMITS.recordBytes)
+  if (bytes !== null) {
     throw new WarehouseError('invalid_record', `is ${bytes} bytes as JSON; a record may have at most ${RECORD_LIMITS.recordBytes}`)
   }
+}
+
+/** A text's length in UTF-8 when it is over `limit`, else null; encoded only when it could be (3 bytes a UTF-16 unit at most). */
+function bytesOver(text: string, limit: number): number | null {
+  if (text.length * 3 <= limit) return null
+  const bytes = encoder.encode(text).byteLength
+  return bytes > limit ? bytes : null
 }
 
 /** Where a string (or a key) holds U+0000, or null. */
@@ -141,8 +150,8 @@ export function normalizeRecord(input: unknown): NormalizedRecord {
     })
     return { ...text, textId, renditions }
   })
-  const publicBytes = encoder.encode(JSON.stringify(snapshot)).byteLength
-  if (publicBytes > RECORD_LIMITS.publicSnapshotBytes) {
+  const publicBytes = bytesOver(JSON.stringify(snapshot), RECORD_LIMITS.publicSnapshotBytes)
+  if (publicBytes !== null) {
     throw new WarehouseError(
       'invalid_record',
       `its public fields and texts are ${publicBytes} bytes as JSON; at most ${RECORD_LIMITS.publicSnapshotBytes} are published per entity`,
