@@ -12,14 +12,19 @@ export type ChangeWrite = Insertable<ChangesTable>
  */
 export interface BulkWrites {
   /**
-   * Inserts or replaces entity rows, at most one per id. With `keepPrivate`, an existing row keeps
-   * its private snapshot (the rows' own are then unused).
+   * Writes a transaction's rows: inserts or replaces `entities` and `keepingPrivate` (at most one
+   * row per id in all; an existing row of `keepingPrivate` keeps its private snapshot, the rows' own
+   * unused), and appends `changes`, whose sequence numbers follow their order.
    */
-  upsertEntities(connection: Kysely<RegistryDatabase>, rows: EntityWrite[], keepPrivate: boolean): Promise<void>
-  /** Appends change rows; their sequence numbers follow the order of `rows`. */
-  insertChanges(connection: Kysely<RegistryDatabase>, rows: ChangeWrite[]): Promise<void>
+  writeRows(connection: Kysely<RegistryDatabase>, rows: TransactionRows): Promise<void>
   /** Adds ids to a table of one `id` primary key column; one it has already is left. */
   insertIds(connection: Kysely<RegistryDatabase>, table: string, ids: string[]): Promise<void>
+}
+
+export interface TransactionRows {
+  entities: EntityWrite[]
+  keepingPrivate: EntityWrite[]
+  changes: ChangeWrite[]
 }
 
 /** The entity columns in the order the bulk statements bind them. */

@@ -52,6 +52,7 @@ const PRELOAD_CHUNK = 500
 
 /** What a write compares with: the stored row's written columns. */
 const STORED_COLUMNS = ['id', 'state', 'merged_into', 'snapshot', 'private_snapshot'] as const
+type StoredRow = Selectable<Pick<EntitiesTable, (typeof STORED_COLUMNS)[number]>>
 
 /**
  * Reads go to the database once an entity (or a batch of them, preloaded) and are kept; writes are
@@ -59,28 +60,34 @@ const STORED_COLUMNS = ['id', 'state', 'merged_into', 'snapshot', 'private_snaps
  * else writes meanwhile: the transaction holds the writers' lock.
  */
 function warehouseTransaction(connection: Kysely<RegistryDatabase>, dialect: SqlDialect): WarehouseTransaction & { write(): Promise<void> } {
-  /** Entities read or written so far; null: none has that id. */
+  /** Entities asked for or written so far; null: none has that id. */
   const known = new Map<string, StoredEntity | null>()
-  /** The stored rows read, as text: a write that would store the same is left out. */
-  const stored = new Map<string, { state: string; merged_into: string | null; snapshot: string; private_snapshot: string }>()
+  /**
+   * The stored rows read, as text (null: none has that id): a write that would store the same is
+   * left out. An entity is made of its row only when asked for: a line that repeats the stored
+   * record needs none.
+   */
+  const stored = new Map<string, StoredRow | null>()
   /** The row each written entity gets; `keepPrivate` when its stored private snapshot stays. */
   const entityWrites = new Map<string, { row: EntityWrite; keepPrivate: boolean }>()
   const changeRows: ChangeWrite[] = []
-  const remember = (ids: string[], rows: Selectable<Pick<EntitiesTable, (typeof STORED_COLUMNS)[number]>>[]) => {
-    for (const id of ids) known.set(id, null)
-    for (const row of rows) {
-      known.set(row.id, toStoredEntity(row))
-      stored.set(row.id, row)
-    }
+  const remember = (ids: string[], rows: StoredRow[]) => {
+    for (const id of ids) stored.set(id, null)
+    for (const row of rows) stored.set(row.id, row)
   }
   return {
     async getEntity(id) {
-      if (!known.has(id)) remember([id], await connection.selectFrom('entities').select(STORED_COLUMNS).where('id', '=', id).execute())
-      return known.get(id)!
+      const entity = known.get(id)
+      if (entity !== undefined) return entity
+      if (!stored.has(id)) remember([id], await connection.selectFrom('entities').select(STORED_COLUMNS).where('id', '=', id).execute())
+      const row = stored.get(id)!
+      const read = row === null ? null : toStoredEntity(row)
+      known.set(id, read)
+      return read
     },
 
     async preload(ids) {
-      const unknown = ids.filter((id) => !known.has(id))
+      const unknown = ids.filter((id) => !known.has(id) && !stored.has(id))
       for (let start = 0; start < unknown.length; start += PRELOAD_CHUNK) {
         const chunk = unknown.slice(start, start + PRELOAD_CHUNK)
         const padded = chunk.concat(Array<string>(PRELOAD_CHUNK - chunk.length).fill(chunk.at(-1)!))
@@ -91,7 +98,7 @@ function warehouseTransaction(connection: Kysely<RegistryDatabase>, dialect: Sql
     async storedRecord(id) {
       // Only as stored: an entity written earlier in this transaction may differ from its row.
       const row = stored.get(id)
-      return row === undefined || entityWrites.has(id) ? undefined : (JSON.parse(row.private_snapshot) as Record<string, unknown>)
+      return row == null || row.state !== 'canonical' || entityWrites.has(id) ? undefined : row.private_snapshot
     },
 
     async putEntity(entity, privateSnapshot) {
@@ -99,7 +106,7 @@ function warehouseTransaction(connection: Kysely<RegistryDatabase>, dialect: Sql
       const earlier = entityWrites.get(entity.id)
       const keepPrivate = privateSnapshot === undefined && (earlier?.keepPrivate ?? true)
       const private_snapshot = privateSnapshot === undefined ? (earlier?.row.private_snapshot ?? '{}') : JSON.stringify(privateSnapshot)
-      const row = stored.get(entity.id)
+      const row = stored.get(entity.id) ?? undefined
       // An unchanged record (most of a nightly dump) costs a comparison, not a write.
       const unchanged =
         earlier === undefined &&
@@ -117,9 +124,11 @@ function warehouseTransaction(connection: Kysely<RegistryDatabase>, dialect: Sql
 
     async write() {
       const writes = [...entityWrites.values()]
-      await dialect.bulk.upsertEntities(connection, writes.filter((write) => !write.keepPrivate).map((write) => write.row), false)
-      await dialect.bulk.upsertEntities(connection, writes.filter((write) => write.keepPrivate).map((write) => write.row), true)
-      await dialect.bulk.insertChanges(connection, changeRows)
+      await dialect.bulk.writeRows(connection, {
+        entities: writes.filter((write) => !write.keepPrivate).map((write) => write.row),
+        keepingPrivate: writes.filter((write) => write.keepPrivate).map((write) => write.row),
+        changes: changeRows,
+      })
     },
   }
 }

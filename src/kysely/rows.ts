@@ -49,10 +49,10 @@ export function firstEntity(rows: readonly (EntityRow & { resource?: string | nu
 
 export function toStoredEntity(row: EntityRow & { resource?: string | null }): StoredEntity {
   const { id, state, merged_into: mergedInto, resource } = row
-  if (resource == null) return { id, state, mergedInto, snapshot: JSON.parse(row.snapshot) }
-  // Served as its resource, the entity seldom needs its snapshot (a get by id never does): parsed when asked.
+  // Parsed when asked: served as its resource, an entity seldom needs its snapshot (a get by id
+  // never does), nor does an import's line that repeats the stored record.
   let snapshot: PublicSnapshot | undefined
-  return {
+  const entity: StoredEntity = {
     id,
     state,
     mergedInto,
@@ -62,8 +62,9 @@ export function toStoredEntity(row: EntityRow & { resource?: string | null }): S
     set snapshot(value) {
       snapshot = value
     },
-    resource,
   }
+  if (resource != null) entity.resource = resource
+  return entity
 }
 
 /**

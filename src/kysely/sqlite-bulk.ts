@@ -10,12 +10,12 @@ import type { RegistryDatabase } from './schema.js'
 const LARGEST_CHUNK = 256
 
 export const sqliteBulkWrites: BulkWrites = {
-  async upsertEntities(connection, rows, keepPrivate) {
-    const set = updatedColumns(keepPrivate).map((column) => `${column} = excluded.${column}`)
-    await inChunks(connection, rows, ENTITY_WRITE_COLUMNS, (values) => `insert into entities (${ENTITY_WRITE_COLUMNS}) values ${values} on conflict (id) do update set ${set}`)
-  },
-  async insertChanges(connection, rows) {
-    await inChunks(connection, rows, CHANGE_WRITE_COLUMNS, (values) => `insert into changes (${CHANGE_WRITE_COLUMNS}) values ${values}`)
+  async writeRows(connection, { entities, keepingPrivate, changes }) {
+    for (const [rows, keepPrivate] of [[entities, false], [keepingPrivate, true]] as const) {
+      const set = updatedColumns(keepPrivate).map((column) => `${column} = excluded.${column}`)
+      await inChunks(connection, rows, ENTITY_WRITE_COLUMNS, (values) => `insert into entities (${ENTITY_WRITE_COLUMNS}) values ${values} on conflict (id) do update set ${set}`)
+    }
+    await inChunks(connection, changes, CHANGE_WRITE_COLUMNS, (values) => `insert into changes (${CHANGE_WRITE_COLUMNS}) values ${values}`)
   },
   async insertIds(connection, table, ids) {
     await inChunks(connection, ids.map((id) => ({ id })), ['id'], (values) => `insert into ${table} (id) values ${values} on conflict (id) do nothing`)

@@ -22,11 +22,11 @@ export interface WarehouseTransaction {
    */
   preload?(ids: string[]): Promise<void>
   /**
-   * The record last written for an entity, without its id (its private snapshot), when the store
-   * has it at hand; optional. An upsert of a record equal to it changes nothing, and skips validation
-   * (the stored one passed it).
+   * The record last written for a canonical entity, without its id (its private snapshot), as the
+   * JSON text the store keeps, when it has it at hand; optional. An upsert of a record equal to it changes
+   * nothing, and skips validation (the stored one passed it).
    */
-  storedRecord?(id: string): Promise<Record<string, unknown> | undefined>
+  storedRecord?(id: string): Promise<string | undefined>
 }
 
 /**

@@ -8,7 +8,7 @@ import { contentKey } from '../contract/content-key.js'
 import type { BlobStore } from '../ports/blob-store.js'
 import { WarehouseError, type EntityRecord, type OperationResult, type SnapshotIds, type Warehouse, type WarehouseOperation } from '../ports/warehouse.js'
 import { idsOf } from './operations.js'
-import { normalizeRecord } from './record.js'
+import { normalizeRecord, validateRecordAhead } from './record.js'
 
 export interface ImportOptions {
   warehouse: Warehouse
@@ -141,20 +141,41 @@ async function deleteAbsent(named: SnapshotIds, { warehouse, batchSize = DEFAULT
 
 const DEFAULT_BATCH = 500
 
+/**
+ * Applies the lines a batch a transaction, one transaction at a time and in order; the next batch
+ * is read (and, when the last one mostly changed entities, validated) while the one before it is
+ * applied: a store on a server keeps the process waiting for about half a fresh load.
+ */
 async function applyLines(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions): Promise<ImportReport> {
   const report: ImportReport = { applied: 0, unchanged: 0, errors: [] }
   const batchSize = options.batchSize ?? DEFAULT_BATCH
-  let batch: { line: number; operation: WarehouseOperation }[] = []
-  const flush = async () => {
-    const results = await options.warehouse.apply(batch.map((entry) => entry.operation)).catch((error: unknown) => {
-      throw new ImportStoppedError(batch[0]!.line, error)
+  type Batch = { line: number; operation: WarehouseOperation }[]
+  let batch: Batch = []
+  /** The batch in its transaction; it rejects with ImportStoppedError. */
+  let applying: Promise<void> = Promise.resolve()
+  /** Whether most of the last batch's lines changed their entity: the next one's are likely to need validating too. */
+  let validateAhead = false
+  const applyBatch = async (entries: Batch) => {
+    const results = await options.warehouse.apply(entries.map((entry) => entry.operation)).catch((error: unknown) => {
+      throw new ImportStoppedError(entries[0]!.line, error)
     })
+    let changed = 0
     results.forEach((result: OperationResult, index) => {
-      if (!result.ok) report.errors.push({ line: batch[index]!.line, message: result.error.message })
-      else if (result.change) report.applied++
+      if (!result.ok) report.errors.push({ line: entries[index]!.line, message: result.error.message })
+      else if (result.change) changed++
       else report.unchanged++
     })
+    report.applied += changed
+    validateAhead = changed > entries.length / 2
+  }
+  const flush = async () => {
+    const entries = batch
     batch = []
+    // One transaction at a time: a batch begins once the one before it has committed.
+    await applying
+    applying = applyBatch(entries)
+    // Observed at the next flush or the end, not an unhandled rejection meanwhile.
+    applying.catch(() => undefined)
   }
   // Resolved once: containment is checked between real paths, links followed.
   const baseDir = await realpath(options.baseDir)
@@ -167,23 +188,31 @@ async function applyLines(lines: AsyncIterable<string> | Iterable<string>, optio
       throw new ImportStoppedError(batch[0]?.line ?? lineNumber + 1, error)
     }
   }
-  for await (const text of read()) {
-    lineNumber++
-    options.onLine?.()
-    if (text.trim() === '') continue
-    try {
-      const operation = parseOperation(text)
-      batch.push({
-        line: lineNumber,
-        operation: operation.op === 'upsert' ? { ...operation, record: await storeRenditionFiles(operation.record, baseDir, options.blobs) } : operation,
-      })
-    } catch (error) {
-      if (!(error instanceof WarehouseError)) throw error
-      report.errors.push({ line: lineNumber, message: error.message })
+  try {
+    for await (const text of read()) {
+      lineNumber++
+      options.onLine?.()
+      if (text.trim() === '') continue
+      try {
+        const operation = parseOperation(text)
+        if (operation.op === 'upsert') {
+          const record = await storeRenditionFiles(operation.record, baseDir, options.blobs)
+          if (validateAhead) validateRecordAhead(record)
+          batch.push({ line: lineNumber, operation: { ...operation, record } })
+        } else batch.push({ line: lineNumber, operation })
+      } catch (error) {
+        if (!(error instanceof WarehouseError)) throw error
+        report.errors.push({ line: lineNumber, message: error.message })
+      }
+      if (batch.length >= batchSize) await flush()
     }
-    if (batch.length >= batchSize) await flush()
+    if (batch.length > 0) await flush()
+  } catch (error) {
+    // The batch in its transaction ends first; its failure, on earlier lines, is the one to report.
+    await applying
+    throw error
   }
-  if (batch.length > 0) await flush()
+  await applying
   report.errors.sort((a, b) => a.line - b.line)
   return report
 }

@@ -44,12 +44,21 @@ const encoder = new TextEncoder()
 
 /** Refuses what no store may keep or no answer may carry, before any rule reads the record. */
 function checkStorable(input: unknown): void {
-  const nul = pathOfNul(input, [])
+  const json = JSON.stringify(input)
+  // JSON writes U+0000 as \u0000: a record without that text holds none, in a key or a value.
+  const nul = json.includes('\\u0000') ? pathOfNul(input, []) : null
   if (nul !== null) throw new WarehouseError('invalid_record', `${nul.length > 0 ? `${nul.join('.')}: ` : ''}holds a NUL character, which no store keeps`)
-  const bytes = encoder.encode(JSON.stringify(input)).byteLength
-  if (bytes > RECORD_LIMITS.recordBytes) {
+  const bytes = bytesOver(json, RECORD_LIMITS.recordBytes)
+  if (bytes !== null) {
     throw new WarehouseError('invalid_record', `is ${bytes} bytes as JSON; a record may have at most ${RECORD_LIMITS.recordBytes}`)
   }
+}
+
+/** A text's length in UTF-8 when it is over `limit`, else null; encoded only when it could be (3 bytes a UTF-16 unit at most). */
+function bytesOver(text: string, limit: number): number | null {
+  if (text.length * 3 <= limit) return null
+  const bytes = encoder.encode(text).byteLength
+  return bytes > limit ? bytes : null
 }
 
 /** Where a string (or a key) holds U+0000, or null. */
@@ -82,8 +91,30 @@ export interface NormalizedRecord {
   renditionFiles: RenditionFile[]
 }
 
+/** Records validated before their transaction (`validateRecordAhead`), each result taken once. */
+const validatedAhead = new WeakMap<object, NormalizedRecord | WarehouseError>()
+
+/**
+ * Validates a record now, so that `normalizeRecord` of this same object, unchanged, later returns
+ * (or throws) the result at once: an import validates a batch while the one before it is written.
+ */
+export function validateRecordAhead(record: EntityRecord): void {
+  try {
+    validatedAhead.set(record, normalizeRecord(record))
+  } catch (error) {
+    if (!(error instanceof WarehouseError)) throw error
+    validatedAhead.set(record, error)
+  }
+}
+
 /** Validates a warehouse record and derives the stable public text and rendition ids. */
 export function normalizeRecord(input: unknown): NormalizedRecord {
+  const ahead = typeof input === 'object' && input !== null ? validatedAhead.get(input) : undefined
+  if (ahead !== undefined) {
+    validatedAhead.delete(input as object)
+    if (ahead instanceof WarehouseError) throw ahead
+    return ahead
+  }
   checkStorable(input)
   const parsed = recordInput.safeParse(input)
   if (!parsed.success) {
@@ -92,7 +123,9 @@ export function normalizeRecord(input: unknown): NormalizedRecord {
     throw new WarehouseError('invalid_record', `${path}${issue.message}`)
   }
   const record = parsed.data as EntityRecord & z.infer<typeof recordInput>
-  const { id, ...privateSnapshot } = record
+  // As given, keys in its order (the parse puts known keys first): the same line imported again
+  // then stringifies to the stored text, a cheap comparison (see isStoredRecord).
+  const { id, ...privateSnapshot } = input as EntityRecord
   const snapshot = { texts: [] } as unknown as PublicSnapshot
   const publicFields = snapshot as unknown as Record<string, string>
   for (const field of ['type', ...ATTRIBUTE_FIELDS] as const) {
@@ -117,8 +150,8 @@ export function normalizeRecord(input: unknown): NormalizedRecord {
     })
     return { ...text, textId, renditions }
   })
-  const publicBytes = encoder.encode(JSON.stringify(snapshot)).byteLength
-  if (publicBytes > RECORD_LIMITS.publicSnapshotBytes) {
+  const publicBytes = bytesOver(JSON.stringify(snapshot), RECORD_LIMITS.publicSnapshotBytes)
+  if (publicBytes !== null) {
     throw new WarehouseError(
       'invalid_record',
       `its public fields and texts are ${publicBytes} bytes as JSON; at most ${RECORD_LIMITS.publicSnapshotBytes} are published per entity`,

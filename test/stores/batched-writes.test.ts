@@ -59,6 +59,22 @@ describeEachStore(sqlDialects, 'a batch that touches an entity several times', (
     expect(await apply([{ op: 'upsert', record: { ...record, title: 'E2' } }])).toEqual(['update'])
   })
 
+  it('keeps the record in the key order it was given, and its text as given, quotes, backslashes and braces included', async () => {
+    // Keys out of the contract's order: kept as given, so that the same line again compares as text.
+    const record = { id: 'q', zeta: 1, title: 'say "hi" \\ {x, y}', type: 'person', name: 'NULL', jurisdiction: '', status: 'é ✓' }
+    expect(await apply([{ op: 'upsert', record }])).toEqual(['create'])
+    const { id: _, ...rest } = record
+    expect(await row('q')).toMatchObject({ title: record.title, private_snapshot: JSON.stringify(rest) })
+    expect(await store().db.selectFrom('entities').select(['name', 'jurisdiction', 'status', 'authority']).where('id', '=', 'q').executeTakeFirstOrThrow()).toEqual({
+      name: 'NULL',
+      jurisdiction: '',
+      status: 'é ✓',
+      authority: null,
+    })
+    expect(await apply([{ op: 'upsert', record: { ...record } }])).toEqual([null])
+    expect(await feed()).toEqual([`q create ${record.title}`])
+  })
+
   it('checks a merge against what the batch wrote before it', async () => {
     const results = await store().warehouse.apply([
       { op: 'upsert', record: { id: 'c', type: 'person', title: 'C' } },

@@ -33,7 +33,8 @@ describeEachStore(storeDialects, 'refused data', (dialect) => {
       JSON.stringify({ id: 'nul2', type: 'person', party: 'private\u0000value' }),
       JSON.stringify({ id: 'nul3', type: 'person', nested: { ['k\u0000']: 1 } }),
       JSON.stringify({ id: 'nul4', type: 'bill', texts: [{ localUrl: 'x\u0000', renditions: [] }] }),
-      JSON.stringify({ id: 'ok2', type: 'person', name: 'Two' }),
+      // The six characters \u0000, not a NUL: kept.
+      JSON.stringify({ id: 'ok2', type: 'person', name: 'Two \\u0000' }),
     ])
     expect(report.errors.map((error) => [error.line, error.message])).toEqual([
       [2, 'name: holds a NUL character, which no store keeps'],

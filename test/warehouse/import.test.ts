@@ -6,6 +6,7 @@ import { createMemoryBlobStore, createMemoryStore } from '../../src/memory/index
 import { ImportStoppedError, importNdjson } from '../../src/warehouse/import.js'
 import { blobKeyOf } from '../../src/contract/content-key.js'
 import type { BlobStore } from '../../src/ports/blob-store.js'
+import type { Warehouse } from '../../src/ports/warehouse.js'
 
 function importLines(lines: string[], baseDir = tmpdir()) {
   const store = createMemoryStore()
@@ -152,5 +153,62 @@ describe('NDJSON import', () => {
     await expect(stopped).rejects.toThrow(new ImportStoppedError(7, new Error('gzip: unexpected end of file')))
     const page = await store.listEntities({ qualifiers: [], after: null, limit: 100 })
     expect(page.entities.map((entity) => entity.id)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5', 'p6'])
+  })
+
+  /** The memory store's warehouse, each transaction slowed (as a server's) and watched; `failAt` fails that one. */
+  function slowWarehouse(failAt?: number) {
+    const store = createMemoryStore()
+    const watched = { store, calls: 0, open: 0, mostOpen: 0, linesReadAtEnd: [] as number[], read: 0 }
+    const warehouse: Warehouse = {
+      ...store.warehouse,
+      async apply(operations) {
+        const call = ++watched.calls
+        watched.mostOpen = Math.max(watched.mostOpen, ++watched.open)
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 20))
+          if (call === failAt) throw new Error('connection lost')
+          return await store.warehouse.apply(operations)
+        } finally {
+          watched.linesReadAtEnd.push(watched.read)
+          watched.open--
+        }
+      },
+    }
+    return { warehouse, watched }
+  }
+  const person = (index: number) => JSON.stringify({ id: `p${index}`, type: 'person', name: `P${index}` })
+
+  it('reads the next batch while one is applied, one transaction at a time, in order; bad lines read ahead are reported', async () => {
+    const { warehouse, watched } = slowWarehouse()
+    const lines = Array.from({ length: 12 }, (_, index) => (index === 9 ? JSON.stringify({ id: 'p10', type: 42 }) : person(index + 1)))
+    const report = await importNdjson(lines, { warehouse, blobs: createMemoryBlobStore(), baseDir: tmpdir(), batchSize: 3, onLine: () => watched.read++ })
+    expect(report).toMatchObject({ applied: 11, unchanged: 0 })
+    expect(report.errors).toEqual([{ line: 10, message: expect.stringContaining('type') }])
+    expect(watched.mostOpen).toBe(1)
+    // While each batch was applied the next one was read (the last excepted).
+    expect(watched.linesReadAtEnd).toEqual([6, 9, 12, 12])
+    const feed = await watched.store.listChanges({ qualifiers: [], after: null, limit: 100, window: 100 })
+    expect(feed.changes.map((change) => change.entityId)).toEqual(['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9', 'p11', 'p12'])
+  })
+
+  it('stops at the first line of a batch that fails while the next is read: nothing of it or after it applies', async () => {
+    const { warehouse, watched } = slowWarehouse(2)
+    const lines = Array.from({ length: 12 }, (_, index) => person(index + 1))
+    const stopped = importNdjson(lines, { warehouse, blobs: createMemoryBlobStore(), baseDir: tmpdir(), batchSize: 3 })
+    await expect(stopped).rejects.toThrow(new ImportStoppedError(4, new Error('connection lost')))
+    expect(watched.calls).toBe(2)
+    const page = await watched.store.listEntities({ qualifiers: [], after: null, limit: 100 })
+    expect(page.entities.map((entity) => entity.id)).toEqual(['p1', 'p2', 'p3'])
+  })
+
+  it('reports a batch that fails before the input breaks off after it, as the earlier stop', async () => {
+    const { warehouse, watched } = slowWarehouse(1)
+    async function* brokenOff() {
+      for (let index = 1; index <= 4; index++) yield person(index)
+      throw new Error('gzip: unexpected end of file')
+    }
+    const stopped = importNdjson(brokenOff(), { warehouse, blobs: createMemoryBlobStore(), baseDir: tmpdir(), batchSize: 3 })
+    await expect(stopped).rejects.toThrow(new ImportStoppedError(1, new Error('connection lost')))
+    expect((await watched.store.listEntities({ qualifiers: [], after: null, limit: 100 })).entities).toEqual([])
   })
 })
