@@ -50,7 +50,11 @@ function textOf() {
   }
   return words.join(' ')
 }
-const hasText = (n) => TEXTS > 0 && n % Math.floor(TOTAL / TEXTS) === 0 && n / Math.floor(TOTAL / TEXTS) < TEXTS
+// One entity in each run of `stride`, at a place that moves with the run, not the first: the type
+// and jurisdiction cycles (3 and 10) would otherwise give every text the same jurisdiction, and a
+// prefilter on another would hold none.
+const stride = Math.floor(TOTAL / Math.max(1, TEXTS))
+const hasText = (n) => TEXTS > 0 && n % stride === Math.floor(n / stride) % stride && n / stride < TEXTS
 
 const embedder = createWordVectorEmbedder()
 mkdirSync(DATA_DIR, { recursive: true })
