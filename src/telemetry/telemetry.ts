@@ -16,37 +16,7 @@ export interface TelemetryOptions {
 export function createTelemetry({ metrics, logger }: TelemetryOptions): Telemetry {
   const lastLogged = new Map<Dependency, { at: number; suppressed: number }>()
   const accessLog = logger?.isLevelEnabled('info') ? logger : undefined
-  // Left out when there is nothing to count or log: the registry then builds no record of a request.
-  const requests: Pick<Telemetry, 'requestStarted' | 'requestFinished'> = {
-    ...(metrics ? { requestStarted: () => metrics.requestsInFlight.inc() } : {}),
-    ...(metrics || accessLog
-      ? {
-          requestFinished(record: RequestRecord) {
-            if (metrics) {
-              const route = record.route ?? 'unmatched'
-              metrics.requestsInFlight.dec()
-              metrics.requests.inc({ route, method: record.method, status: record.status })
-              metrics.requestDuration.observe({ route }, record.durationMs / 1000)
-              if (record.status === 429) metrics.rateLimited.inc()
-            }
-            accessLog?.info(
-              {
-                requestId: record.requestId,
-                method: record.method,
-                route: record.route,
-                status: record.status,
-                bytes: record.bytes,
-                durationMs: Math.round(record.durationMs * 1000) / 1000,
-                key: record.principal,
-              },
-              'request',
-            )
-          },
-        }
-      : {}),
-  }
-  return {
-    ...requests,
+  const telemetry: Telemetry = {
     dependencyFailed(dependency, error) {
       metrics?.dependencyErrors.inc({ dependency })
       if (!logger) return
@@ -63,4 +33,30 @@ export function createTelemetry({ metrics, logger }: TelemetryOptions): Telemetr
       metrics?.rateLimitBypassed.inc()
     },
   }
+  // Left out when there is nothing to count or log: the registry then builds no record of a request.
+  if (metrics) telemetry.requestStarted = () => metrics.requestsInFlight.inc()
+  if (metrics || accessLog) {
+    telemetry.requestFinished = (record: RequestRecord) => {
+      if (metrics) {
+        const route = record.route ?? 'unmatched'
+        metrics.requestsInFlight.dec()
+        metrics.requests.inc({ route, method: record.method, status: record.status })
+        metrics.requestDuration.observe({ route }, record.durationMs / 1000)
+        if (record.status === 429) metrics.rateLimited.inc()
+      }
+      accessLog?.info(
+        {
+          requestId: record.requestId,
+          method: record.method,
+          route: record.route,
+          status: record.status,
+          bytes: record.bytes,
+          durationMs: Math.round(record.durationMs * 1000) / 1000,
+          key: record.principal,
+        },
+        'request',
+      )
+    }
+  }
+  return telemetry
 }
