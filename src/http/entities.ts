@@ -4,8 +4,7 @@ import { followMerges } from '../contract/merges.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import type { RequestContext } from './context.js'
 import type { Answer } from './answer.js'
-import { fillResourceTemplate } from '../contract/resource-json.js'
-import { entityTemplate } from './documents.js'
+import { documentJson, entityTemplate } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
 import { jsonApiAnswer, pagedAnswer } from './responses.js'
@@ -39,7 +38,7 @@ export async function getEntity({ url, params, links, store }: RequestContext): 
   // Awaited only when it is a promise (a merge followed): each await costs a get by id allocations.
   const resolved = canonicalOf(store, id, await store.getEntity(id))
   const entity = resolved instanceof Promise ? await resolved : resolved
-  const json = fillResourceTemplate(`{"links":{"self":${JSON.stringify(links.entity(id))}},"data":${entityTemplate(entity)}}`, links.base)
+  const json = documentJson(`{"links":{"self":${JSON.stringify(links.entity(id))}},"data":`, [entityTemplate(entity)], '}', links)
   return jsonApiAnswer(json, 200, entity.id === id ? undefined : { 'Content-Location': links.entity(entity.id) })
 }
 
