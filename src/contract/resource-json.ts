@@ -91,7 +91,7 @@ const LINK_BASE_BYTE = LINK_BASE.charCodeAt(0)
 export function fillResourceTemplateBytes(before: string, template: Uint8Array, after: string, linkBase: string): Uint8Array {
   const head = encoder.encode(before)
   const tail = encoder.encode(after)
-  const base = encoder.encode(escaped(linkBase))
+  const base = encoder.encode(escapedLinkBase(linkBase))
   const found: number[] = []
   for (let at = template.indexOf(LINK_BASE_BYTE); at !== -1; at = template.indexOf(LINK_BASE_BYTE, at + 1)) found.push(at)
   // Copied from a plain view: a Buffer's subarray is a Buffer, slower to make.
