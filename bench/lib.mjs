@@ -128,6 +128,21 @@ export const WORDS = ('health care insurance tax relief budget defense energy wa
   'ocean fish climate weather disaster emergency police court judge prison drug medicine hospital doctor patient nurse senior ' +
   'retirement pension security privacy internet science research space technology small business export import tariff ' +
   'election vote census postal museum library art music sport youth women immigrant refugee city rural county state nation').split(' ')
+/**
+ * The synthetic entities of the search benchmarks (`search-scale.mjs`, `search-http.mjs`): titles of
+ * 5 to 9 of WORDS, three types, ten jurisdictions. `fieldsOf(n)` draws entity n's title from one
+ * seeded sequence, which `pick` continues for the benchmark's queries: call `fieldsOf` in n order.
+ */
+export function searchEntities() {
+  const states = ['AL', 'CA', 'NY', 'TX', 'WA', 'OR', 'FL', 'IL', 'PA', 'OH']
+  const types = ['person', 'legislation', 'committee']
+  let seed = 7
+  const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647)
+  const pick = (items) => items[Math.floor(random() * items.length)]
+  const titleOf = () => Array.from({ length: 5 + Math.floor(random() * 5) }, () => pick(WORDS)).join(' ')
+  const fieldsOf = (n) => ({ type: types[n % 3], jurisdiction: `US-${states[(n * 7) % states.length]}`, title: titleOf(), localType: n % 3 === 1 ? 'bill' : 'record' })
+  return { fieldsOf, pick }
+}
 // Names made of syllables, so that typos and prefixes meet realistic neighbours (a surname one edit from another).
 const SYLLABLES = 'ka lo bu char mi den ver sal ton ri ga nel bro wic fen dor mar tis quin hal pe zor lu van sik ob ter ham yel cor'.split(' ')
 export const wordOf = (n, syllables) => Array.from({ length: syllables }, (_, position) => SYLLABLES[Math.floor(n / SYLLABLES.length ** position) % SYLLABLES.length]).join('')

@@ -21,7 +21,7 @@ import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createSqliteStore } from '../dist/kysely/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { loadNicknames } from '../dist/node/index.js'
-import { DATA_DIR, KEY, machine, quantile, ROOT as root, startServer, WORDS } from './lib.mjs'
+import { DATA_DIR, KEY, machine, quantile, ROOT as root, searchEntities, startServer, WORDS } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -34,20 +34,9 @@ const total = Number(options.entities)
 const duration = Number(options.duration)
 const cli = join(root, 'dist/cli/main.js')
 
-// search-scale.mjs's entities: titles of 5 to 9 common words, three types, ten jurisdictions.
-const STATES = ['AL', 'CA', 'NY', 'TX', 'WA', 'OR', 'FL', 'IL', 'PA', 'OH']
-const TYPES = ['person', 'legislation', 'committee']
-let seed = 7
-const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647)
-const pick = (items) => items[Math.floor(random() * items.length)]
-const recordOf = (n) => ({
-  id: `s${n.toString(36).padStart(5, '0')}`,
-  type: TYPES[n % 3],
-  title: Array.from({ length: 5 + Math.floor(random() * 5) }, () => pick(WORDS)).join(' '),
-  jurisdiction: `US-${STATES[(n * 7) % STATES.length]}`,
-  localType: n % 3 === 1 ? 'bill' : 'record',
-  texts: [],
-})
+// search-scale.mjs's entities.
+const { fieldsOf, pick } = searchEntities()
+const recordOf = (n) => ({ id: `s${n.toString(36).padStart(5, '0')}`, ...fieldsOf(n), texts: [] })
 
 /** The data directory: the records imported and indexed by the CLI, as a user would (built once). */
 async function dataDirectory() {

@@ -14,22 +14,15 @@ import { transformSync } from 'esbuild'
 import { fuse, tokenize } from '../dist/index.js'
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
-import { DATA_DIR, machine, ms, wordOf, WORDS } from './lib.mjs'
+import { DATA_DIR, machine, ms, searchEntities, wordOf, WORDS } from './lib.mjs'
 
 const TOTAL = Number(process.argv.slice(2).find((argument, at, all) => /^\d+$/.test(argument) && all[at - 1] !== '--texts') ?? 1_000_000)
 const TEXTS = process.argv.includes('--texts') ? Number(process.argv[process.argv.indexOf('--texts') + 1]) : 0
 // The indexer's own cutting, from its source: `passagesOf` is not part of the package's API.
 const { passagesOf } = await import(`data:text/javascript,${encodeURIComponent(transformSync(readFileSync(new URL('../src/texts/passages.ts', import.meta.url), 'utf8'), { loader: 'ts', format: 'esm' }).code)}`)
-const STATES = ['AL', 'CA', 'NY', 'TX', 'WA', 'OR', 'FL', 'IL', 'PA', 'OH']
-const TYPES = ['person', 'legislation', 'committee']
-
-let seed = 7
-const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647)
-const pick = (items) => items[Math.floor(random() * items.length)]
+const { fieldsOf, pick } = searchEntities()
 /** Full text's query for plain words (the titles hold no names). */
 const textQueryOf = (text) => ({ words: tokenize(text).map((token) => ({ token, names: [token] })), phrases: [] })
-const titleOf = () => Array.from({ length: 5 + Math.floor(random() * 5) }, () => pick(WORDS)).join(' ')
-const fieldsOf = (n) => ({ type: TYPES[n % 3], jurisdiction: `US-${STATES[(n * 7) % STATES.length]}`, title: titleOf(), localType: n % 3 === 1 ? 'bill' : 'record' })
 
 // Texts: 27,000 syllable words and the title words, drawn by rank with probability 1/rank (Zipf), so
 // that a text holds common words and many rare ones. The title words take ranks 100 to about 2,000:
