@@ -160,7 +160,8 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
    */
   async function passagesWithMostWords(query: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[] | null> {
     const needed = passageWordsNeeded(query.words.length)
-    if (query.words.length === 0 || setsOf(query.words, needed).length > MOST_WORD_SETS) return null
+    // Counted before any is made: 32 typed words make 565 million sets of 17, which ran a server out of memory.
+    if (query.words.length === 0 || setCount(query.words.length, needed) > MOST_WORD_SETS) return null
     for (let size = query.words.length; size >= needed; size--) {
       const asked = setsOf(query.words, size).map((words) => hitsOf(passages.query().fullTextSearch(allWordsQueryOf(lancedb, { words, phrases: query.phrases })), '_score', qualifiers, limit))
       const rows = (await Promise.all(asked)).flat()
@@ -313,6 +314,13 @@ function allWordsQueryOf(lancedb: typeof import('@lancedb/lancedb'), { words, ph
   const everyWord = new lancedb.MatchQuery([...new Set(words.map((word) => word.token))].join(' '), 'tokens', { operator: lancedb.Operator.And })
   if (phrases.length === 0) return everyWord
   return new lancedb.BooleanQuery([[Must, everyWord], ...phrases.map((phrase): [Occur, FullTextQuery] => [Must, new lancedb.PhraseQuery(phrase.join(' '), 'tokens')])])
+}
+
+/** How many sets of `size` there are of `count` words (`count` choose `size`; the most at `size` = half of `count`). */
+function setCount(count: number, size: number): number {
+  let sets = 1
+  for (let chosen = 1; chosen <= size; chosen++) sets = (sets * (count - size + chosen)) / chosen
+  return sets
 }
 
 /** The sets of `size` of the words, each once (a word typed twice makes some sets alike). */

@@ -216,6 +216,23 @@ describe('search indexes agree on the passages that hold the most words', () => 
       await dispose()
     }
   })
+
+  it('answer a query of 32 words (the most a query has) without making every set of 17 of them', { timeout: 120_000 }, async () => {
+    const vector = new Float32Array(embedder.dimensions).fill(0.1)
+    const words = Array.from({ length: 32 }, (_, n) => `word${n}`)
+    const upserts = [
+      { id: 'most', fields: { type: 'legislation' }, tokens: ['bill'], names: [], vector, passages: [{ tokens: [...words.slice(0, 20), 'filler'] }] },
+      { id: 'few', fields: { type: 'legislation' }, tokens: ['bill'], names: [], vector, passages: [{ tokens: [...words.slice(0, 3), 'filler'] }] },
+    ]
+    const query = { words: words.map((token) => ({ token, names: [] })), phrases: [] }
+    for (const kind of runnable) {
+      const { index, dispose } = await kind.open(embedder.dimensions)
+      await index.apply({ upserts, removals: [], state: { cursor: null, embedderId: 'test' } })
+      await index.optimize()
+      expect((await index.fullText(query, [], 10)).map((hit) => [hit.id, hit.matched]), kind.name).toEqual([['most', 20]])
+      await dispose()
+    }
+  })
 })
 
 describe('relevance with passages', () => {
