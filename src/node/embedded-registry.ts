@@ -156,22 +156,22 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const rateLimit = options.rateLimit ?? 600
   const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis, { warn, ...(options.redisFailure ? { failure: options.redisFailure } : {}) }) : undefined
   const openIndexer = async () => (searchOn ? (await openSearchOnce())?.indexer : undefined)
+  const searchLag = async () => {
+    // Only once open: a scrape or a probe must not be what opens the index.
+    const indexer = opening && (await opening)?.indexer
+    return indexer ? { changes: await indexer.lag(), seconds: await indexer.lagSeconds() } : null
+  }
   metrics?.observe({
     feedHead: async () => {
       const head = await data.store.feedHead()
       return head === null ? 0 : decodeChangeId(head)
     },
-    searchLag: async () => {
-      // Only once open: a scrape must not be what opens the index.
-      const indexer = opening && (await opening)?.indexer
-      return indexer ? { changes: await indexer.lag(), seconds: await indexer.lagSeconds() } : null
-    },
+    searchLag,
   })
-  const readiness = createReadiness([
-    storeCheck(data.store),
-    blobsCheck(data.blobs),
-    ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), SEARCH_BUILT_WITHIN)] : []),
-  ])
+  const readiness = createReadiness(
+    [storeCheck(data.store), blobsCheck(data.blobs), ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), SEARCH_BUILT_WITHIN)] : [])],
+    { searchLag },
+  )
   const auth = createApiKeyAuthenticator({ keys: apiKeys, store: data.store, onError: (error) => warn(`API keys: recording when keys were last used failed: ${(error as Error).message}`) })
   const registry = createRegistry({
     store: metrics ? timedStore(data.store, metrics) : data.store,

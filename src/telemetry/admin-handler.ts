@@ -17,7 +17,7 @@ const JSON_TYPE = { 'Content-Type': 'application/json', 'Cache-Control': 'no-sto
 
 /**
  * `GET /live` (200 while the process answers), `GET /ready` (200 when every readiness check passes,
- * else 503 naming what is not ready) and `GET /metrics` (Prometheus text). It asks for no key: serve
+ * else 503 naming what is not ready; with the search index's lag once it is open) and `GET /metrics` (Prometheus text). It asks for no key: serve
  * it where only probes and scrapers reach (the CLI's `--admin-port`), or behind your own guard.
  */
 export function createAdminHandler({ readiness, metrics, basePath = '' }: AdminHandlerOptions): AdminHandler {
@@ -31,8 +31,8 @@ export function createAdminHandler({ readiness, metrics, basePath = '' }: AdminH
       if (request.method !== 'GET' && request.method !== 'HEAD') return new Response(null, { status: 405, headers: { Allow: 'GET, HEAD' } })
       if (route === '/live') return json(200, { status: 'live' })
       if (route === '/ready') {
-        const { ready, checks } = await readiness.check()
-        return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', checks })
+        const { ready, checks, searchIndexLag } = await readiness.check()
+        return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', checks, ...(searchIndexLag ? { searchIndexLag } : {}) })
       }
       return new Response(await metrics!.register.metrics(), { status: 200, headers: { 'Content-Type': metrics!.register.contentType, 'Cache-Control': 'no-store' } })
     },

@@ -7,5 +7,5 @@ export { createMetrics, type Metrics, type MetricsOptions, type MetricSources } 
 export { createLogger, type Logger, type LoggerOptions, type LogLevel, type LogFormat } from './logger.js'
 export { createTelemetry, type TelemetryOptions } from './telemetry.js'
 export { timedStore } from './timed-store.js'
-export { createReadiness, storeCheck, blobsCheck, searchCheck, type Readiness, type ReadinessCheck, type ReadinessReport } from './readiness.js'
+export { createReadiness, storeCheck, blobsCheck, searchCheck, type Readiness, type ReadinessCheck, type ReadinessOptions, type ReadinessReport, type SearchIndexLag } from './readiness.js'
 export { createAdminHandler, type AdminHandler, type AdminHandlerOptions } from './admin-handler.js'

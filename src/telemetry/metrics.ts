@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { SearchIndexLag } from './readiness.js'
 
 /** Seconds: a get by id answers in well under a millisecond, a deep filtered page in tens. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -8,7 +9,7 @@ export interface MetricSources {
   /** The feed head's position (its sequence number), or null for an empty feed. */
   feedHead?: () => Promise<number | null>
   /** How far the search index is behind the feed, or null while it is not open. */
-  searchLag?: () => Promise<{ changes: number; seconds: number } | null>
+  searchLag?: () => Promise<SearchIndexLag | null>
 }
 
 /** The registry's instruments, on a prom-client registry of its own (served by `/metrics`). */

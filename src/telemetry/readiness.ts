@@ -11,6 +11,21 @@ export interface ReadinessReport {
   ready: boolean
   /** Each check's `ok`, or what is wrong; `shutting down` once draining. */
   checks: Record<string, string>
+  /** How far the search index is behind the feed, once it is open: an index catching up after a load is still ready. */
+  searchIndexLag?: SearchIndexLag
+}
+
+/** Changes of the feed the search index has not applied, and the age in seconds of the oldest of them. */
+export interface SearchIndexLag {
+  changes: number
+  seconds: number
+}
+
+export interface ReadinessOptions {
+  /** A check (and the lag) that takes longer fails (is left out); default 2,000 ms. */
+  timeoutMs?: number
+  /** The search index's lag, reported beside the checks; null while the index is not open. */
+  searchLag?: () => Promise<SearchIndexLag | null>
 }
 
 export interface Readiness {
@@ -22,25 +37,30 @@ export interface Readiness {
 /** A check that takes longer than this fails: a probe must answer, whatever a dependency does. */
 const CHECK_TIMEOUT_MS = 2000
 
-export function createReadiness(checks: ReadinessCheck[], { timeoutMs = CHECK_TIMEOUT_MS } = {}): Readiness {
+export function createReadiness(checks: ReadinessCheck[], { timeoutMs = CHECK_TIMEOUT_MS, searchLag }: ReadinessOptions = {}): Readiness {
   let draining = false
-  const run = async ({ check }: ReadinessCheck): Promise<string> => {
+  /** What `ask` answers, or `late` once `timeoutMs` has passed. */
+  const bounded = async <T>(ask: () => Promise<T>, late: T): Promise<T> => {
     let timer: ReturnType<typeof setTimeout> | undefined
-    const timeout = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs)
+    const timeout = new Promise<T>((resolve) => {
+      timer = setTimeout(() => resolve(late), timeoutMs)
     })
     try {
-      return await Promise.race([check().then((problem) => problem ?? 'ok', (error: unknown) => (error as Error).message || String(error)), timeout])
+      return await Promise.race([ask(), timeout])
     } finally {
       clearTimeout(timer)
     }
   }
+  const run = ({ check }: ReadinessCheck): Promise<string> =>
+    bounded(() => check().then((problem) => problem ?? 'ok', (error: unknown) => (error as Error).message || String(error)), `no answer within ${timeoutMs} ms`)
+  // The lag is information, not a check: one that fails or is late is left out.
+  const lag = () => (searchLag ? bounded(() => searchLag().catch(() => null), null) : Promise.resolve(null))
   return {
     async check() {
       if (draining) return { ready: false, checks: { server: 'shutting down' } }
-      const results = await Promise.all(checks.map(run))
+      const [results, searchIndexLag] = await Promise.all([Promise.all(checks.map(run)), lag()])
       const report = Object.fromEntries(checks.map(({ name }, index) => [name, results[index]!]))
-      return { ready: results.every((result) => result === 'ok'), checks: report }
+      return { ready: results.every((result) => result === 'ok'), checks: report, ...(searchIndexLag ? { searchIndexLag } : {}) }
     },
     drain() {
       draining = true

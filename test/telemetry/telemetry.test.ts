@@ -172,4 +172,17 @@ describe('admin handler', () => {
     healthy.drain()
     expect(await healthy.check()).toEqual({ ready: false, checks: { server: 'shutting down' } })
   })
+
+  it("reports the search index's lag beside the checks, still ready; a lag that fails or is late is left out", async () => {
+    let searchLag: () => Promise<{ changes: number; seconds: number } | null> = async () => ({ changes: 41000, seconds: 12.5 })
+    const handler = createAdminHandler({ readiness: createReadiness([storeCheck(store)], { timeoutMs: 200, searchLag: () => searchLag() }) })
+    const ready = await handler.fetch(admin('/ready'))
+    expect(ready.status).toBe(200)
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok' }, searchIndexLag: { changes: 41000, seconds: 12.5 } })
+    for (const failing of [async () => null, () => Promise.reject(new Error('index away')), () => new Promise<never>(() => {})]) {
+      searchLag = failing
+      const response = await handler.fetch(admin('/ready'))
+      expect([response.status, await response.json()]).toEqual([200, { status: 'ready', checks: { store: 'ok' } }])
+    }
+  })
 })
