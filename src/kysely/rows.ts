@@ -67,7 +67,8 @@ export function selectMergeEnd(db: Kysely<RegistryDatabase>, id: string, idAgain
     .where('id', '=', id)
     .where('state', '<>', merged)
     .unionAll((eb) => eb.selectFrom('chain').select(SERVED_COLUMNS).where('state', '<>', merged))
-    .limit(1)
+    // Written in: with the limit bound, SQLite ran it six times as slow (30 us against 5).
+    .limit(sql.lit(1))
 }
 
 export function selectChanges(db: Kysely<RegistryDatabase>) {
