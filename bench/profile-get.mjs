@@ -3,7 +3,8 @@
 // load alone (profile-hook.mjs), every sample given to a step by its stack (STEPS), in microseconds a
 // request: the main thread's sampled time over the requests answered. Other threads' CPU (GC helpers)
 // is the process's CPU (/proc) less the main thread's.
-//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR]
+//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged]
+// --merged profiles the get of an id merged twice over (http.mjs's "get merged (two hops)") instead.
 //   node bench/profile-get.mjs --analyse DIR [--top N]   (the profiles a run with --keep DIR left, again)
 // Needs the data set of http.mjs (bench/.data/http-<entities>; `node bench/http.mjs --only get` builds it).
 // --top N prints the N frames with the most self time of each server, with the step each went to.
@@ -25,12 +26,14 @@ const { values: options } = parseArgs({
     top: { type: 'string', default: '0' },
     keep: { type: 'string' },
     analyse: { type: 'string' },
+    merged: { type: 'boolean', default: false },
   },
 })
 const total = Number(options.entities)
 const data = join(DATA_DIR, `http-${total}`)
 if (!existsSync(data) && !options.analyse) throw new Error(`no ${data}: run node bench/http.mjs --only get --entities ${total} first`)
-const path = `/v1/entities/${idOf(123_456 % total)}`
+// The ids http.mjs gets: 1 is merged into 2, 2 into 3.
+const path = `/v1/entities/${idOf(options.merged ? 1 : 123_456 % total)}`
 const profiles = options.analyse ?? options.keep ?? mkdtempSync(join(tmpdir(), 'profile-get-'))
 mkdirSync(profiles, { recursive: true })
 
@@ -51,7 +54,7 @@ const STEPS = [
   { step: 'validation (parameters, id, media types)', test: ({ source }) => ['src/http/query.ts', 'src/contract/ids.ts', 'src/http/media-type.ts'].includes(source) },
   { step: 'store (Kysely, better-sqlite3)', test: ({ source }) => source.startsWith('src/kysely/') || source.includes('node_modules/kysely/') || source.includes('node_modules/better-sqlite3/') || source === 'bench/servers/queries.mjs' },
   { step: 'document (template filled, links)', test: ({ name, source }) => ['src/http/documents.ts', 'src/contract/resource-json.ts', 'src/http/links.ts'].includes(source) || (source === 'bench/servers/floor.mjs' && name !== '(anonymous)') },
-  { step: 'dispatch (registry.answer, handle, serve, the entity handler)', test: ({ source }) => source === 'src/registry.ts' || source === 'src/http/entities.ts' },
+  { step: 'dispatch (registry.answer, handle, serve, the entity handler)', test: ({ source }) => ['src/registry.ts', 'src/http/entities.ts', 'src/contract/merges.ts'].includes(source) },
   // The floor's listener (its one anonymous function) reads the URL, as the adapter does.
   { step: 'parse and the request (node:http, URL, the adapter)', test: ({ name, source }) => /^node:(_http_server|_http_common|_http_incoming|internal\/streams\/readable|internal\/url)$/.test(source) || source === 'adapters/node.ts' || (source === 'bench/servers/floor.mjs' && name === '(anonymous)') },
   { step: 'promises, ticks, timers, events', test: ({ name, source }) => ['runMicrotasks', 'processTicksAndRejections'].includes(name) || /^node:(events|internal\/timers|internal\/process\/task_queues|internal\/async_hooks)$/.test(source) },

@@ -35,9 +35,7 @@ export async function listEntities({ url, links, store }: RequestContext): Promi
 export async function getEntity({ url, params, links, store }: RequestContext): Promise<Answer> {
   checkParameters(url, [])
   const id = requireEntityId(params.id)
-  // Awaited only when it is a promise (a merge followed): each await costs a get by id allocations.
-  const resolved = canonicalOf(store, id, await store.getEntity(id))
-  const entity = resolved instanceof Promise ? await resolved : resolved
+  const entity = canonicalOf(id, await mergeEndOf(store, id))
   const json = documentJson(`{"links":{"self":${JSON.stringify(links.entity(id))}},"data":`, [entityTemplate(entity)], '}', links)
   return jsonApiAnswer(json, 200, entity.id === id ? undefined : { 'Content-Location': links.entity(entity.id) })
 }
@@ -52,12 +50,17 @@ export function requireEntityId(id: string | undefined): string {
  * missing link or a drained entity is not found. A tombstone is found (with an empty snapshot).
  */
 export async function resolveEntity(store: EntityStore, id: string): Promise<StoredEntity> {
-  return canonicalOf(store, id, await store.getEntity(id))
+  return canonicalOf(id, await mergeEndOf(store, id))
 }
 
-/** What `id` stands for, given the entity read for it: that entity, or (a promise of) where its merges end. */
-function canonicalOf(store: EntityStore, id: string, entity: StoredEntity | null): StoredEntity | Promise<StoredEntity> {
-  if (entity?.state === 'merged') return followMerges(entity, (next) => store.getEntity(next)).then(({ end }) => canonicalOf(store, id, end))
-  if (entity === null || entity.state === 'drained') throw new HttpError('not_found', `entity ${id} was not found`)
-  return entity
+/** Where `id`'s merges end: in one read where the store can, else one `getEntity` a hop. */
+function mergeEndOf(store: EntityStore, id: string): Promise<StoredEntity | null> {
+  if (store.getMergeEnd !== undefined) return store.getMergeEnd(id)
+  return store.getEntity(id).then((entity) => (entity?.state === 'merged' ? followMerges(entity, (next) => store.getEntity(next)).then(({ end }) => end) : entity))
+}
+
+/** The end of `id`'s merges as served: refused when there is none, or it is drained. */
+function canonicalOf(id: string, end: StoredEntity | null): StoredEntity {
+  if (end === null || end.state === 'drained') throw new HttpError('not_found', `entity ${id} was not found`)
+  return end
 }

@@ -113,6 +113,12 @@ export interface EntityStore {
   /** The entity with this id in any state, or null when it never existed. */
   getEntity(id: string): Promise<StoredEntity | null>
   /**
+   * Optional: in one read, the entity `id` stands for: the entity itself unless merged, else the
+   * `end` `followMerges` finds from it (null where that is null, or `id` never existed). Without it,
+   * a get follows merges one `getEntity` a hop.
+   */
+  getMergeEnd?(id: string): Promise<StoredEntity | null>
+  /**
    * The entities with these ids (at most `GET_ENTITIES_LIMIT`), in any state and any order, in one read; ids that
    * never existed are left out. Optional: without it, search reads a page of results one `getEntity`
    * at a time.

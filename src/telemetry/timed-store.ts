@@ -17,6 +17,8 @@ export function timedStore(store: EntityStore, metrics: Metrics): EntityStore {
     ...(store.pagesCarryFeedHead === undefined ? {} : { pagesCarryFeedHead: store.pagesCarryFeedHead }),
     listEntities: timed('list_entities', (query) => store.listEntities(query)),
     getEntity: timed('get_entity', (id) => store.getEntity(id)),
+    // A get's read either way: one operation on dashboards whether the store follows merges itself.
+    ...(store.getMergeEnd === undefined ? {} : { getMergeEnd: timed('get_entity', (id: string) => store.getMergeEnd!(id)) }),
     listChanges: timed('list_changes', (query) => store.listChanges(query)),
     countFacets: timed('count_facets', (query) => store.countFacets(query)),
     feedHead: timed('feed_head', () => store.feedHead()),

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import type { StoredChange } from '../contract/entity.js'
+import { followMerges } from '../contract/merges.js'
 import { renderEntityResource } from '../contract/resource-json.js'
 import { parseGffs } from '../gffs/parse.js'
 import { createApiKeyAuthenticator } from '../auth/api-keys.js'
@@ -214,6 +215,31 @@ export function describeEntityStore(name: string, makeStore: () => Promise<Regis
         })
         for (const entity of entities) equal(entity, await store().getEntity(entity.id))
         equal(await read([]), [])
+      })
+    })
+
+    describe('getMergeEnd', () => {
+      it('ends where followMerges ends from the entity: itself, a chain of up to five hops, or none', async () => {
+        const read = store().getMergeEnd?.bind(store())
+        // Optional: without it, a get follows merges one getEntity a hop.
+        if (read === undefined) return
+        const { warehouse } = store()
+        const ids = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'd0', 'd1', 'x0', 'x1', 'a']
+        for (const id of ids) await warehouse.upsert({ id, type: 'person', name: id.toUpperCase() })
+        // c6 → c5 → … → c0: six hops from c6, one too many.
+        for (let index = 1; index <= 6; index++) await warehouse.merge(`c${index}`, `c${index - 1}`)
+        await warehouse.merge('d1', 'd0')
+        await warehouse.delete('d0')
+        await warehouse.merge('x1', 'x0')
+        await warehouse.drain('x0')
+        const expected = async (id: string) => (await followMerges(await store().getEntity(id), (next) => store().getEntity(next))).end
+        for (const id of [...ids, 'missing']) equal(await read(id), await expected(id), id)
+        equal((await read('c1'))?.id, 'c0')
+        equal((await read('c5'))?.id, 'c0')
+        equal(await read('c6'), null)
+        hasFields(await read('d1'), { id: 'd0', state: 'deleted' })
+        hasFields(await read('x1'), { id: 'x0', state: 'drained' })
+        equal(await read('missing'), null)
       })
     })
 
