@@ -7,8 +7,10 @@
 // the floor); with --postgres on that server (a `pg` Pool of 10 with named prepared statements in
 // the floor, `serve --database` for the registry, whose pool is `pg`'s default of 10 too). autocannon
 // in this process, 10 connections; the servers are interleaved request kind by request kind, round by round.
-//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--postgres postgres://…] [--only get] [--write]
+//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--postgres postgres://…] [--only get] [--baseline DIR] [--write]
 // --only runs the request kinds whose name holds that text (and refuses --write).
+// --baseline serves another build of the registry too, DIR being its dist/ (a copy inside this checkout,
+// so that its packages resolve), as "entity-registry, baseline": the code before a change, A/B in one run.
 // The data set is built once: under bench/.data, and with --postgres in the schema bench_http_<entities>
 // of that database (the blobs still in a directory under bench/.data); drop it to rebuild.
 // --write puts the table into bench/README.md between its "bench/http.mjs sqlite" (or "postgres") markers.
@@ -29,9 +31,11 @@ const { values: options } = parseArgs({
     postgres: { type: 'string' },
     write: { type: 'boolean', default: false },
     only: { type: 'string' },
+    baseline: { type: 'string' },
   },
 })
 const total = Number(options.entities)
+if (options.baseline !== undefined && options.write) throw new Error('--baseline adds a server to the table: it cannot --write it')
 
 /** The data set of every run, into `store` (blobs under `directory`): the demo data (renditions included), `total` synthetic entities, merges. */
 async function buildDataSet(store, directory) {
@@ -157,11 +161,15 @@ const data = postgres?.data ?? (await sqliteData())
 const database = postgres === undefined ? [] : ['--database', postgres.database]
 // Both servers that keep the contract limit each key, at a limit no run reaches.
 const RATE_LIMIT = String(1_000_000_000)
+/** `entity-registry serve` of the build in `dist` as a user starts it. */
+const registryServer = (dist) =>
+  startServer(process.execPath, [join(dist, 'cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--search', 'none', '--log', 'warn', '--port', '0'])
 const servers = {
   floor: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database]),
   Fastify: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database, '--fastify']),
   'Fastify, contract': await startServer(process.execPath, [join(root, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT]),
-  'entity-registry': await startServer(process.execPath, [join(root, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--search', 'none', '--log', 'warn', '--port', '0']),
+  ...(options.baseline === undefined ? {} : { 'entity-registry, baseline': await registryServer(options.baseline) }),
+  'entity-registry': await registryServer(join(root, 'dist')),
 }
 try {
   const bill = await (await fetch(`${servers['entity-registry'].url}/v1/entities/hr3590111`, { headers: { Authorization: `Bearer ${KEY}` } })).json()
