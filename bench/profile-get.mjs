@@ -1,9 +1,9 @@
 // Where a get by id's CPU goes: the floor and `entity-registry serve` (as http.mjs starts them) under
-// autocannon (10 connections) on the same get by id (or, with --download, the same rendition download:
-// the demo bill's 327 KB HTML), each profiled by V8's sampling profiler over the
-// load alone (profile-hook.mjs), every sample given to a step by its stack (STEPS), in microseconds a
-// request: the main thread's sampled time over the requests answered. Other threads' CPU (GC helpers)
-// is the process's CPU (/proc) less the main thread's.
+// autocannon (10 connections) on the same get by id (or, with --download, the same rendition
+// download: the demo bill's 327 KB HTML), each profiled by V8's sampling profiler over the load alone
+// (profile-hook.mjs), every sample given to a step by its stack (STEPS), in microseconds a request:
+// the main thread's sampled time over the requests answered. Other threads' CPU (GC helpers, libuv's
+// pool) is the process's CPU (/proc) less the main thread's.
 //   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--download]
 //   node bench/profile-get.mjs --analyse DIR [--top N]   (the profiles a run with --keep DIR left, again)
 // Needs the data set of http.mjs (bench/.data/http-<entities>; `node bench/http.mjs --only get` builds it).
