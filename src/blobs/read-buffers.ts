@@ -1,8 +1,8 @@
 /**
  * Buffers that downloads are read whole into, reused once their answer has gone. A buffer made
- * afresh for each download (as `readFile` makes one) is memory outside V8's heap that V8 counts:
- * every 64 MB of it starts a full collection of the heap, whose cost grows with the heap, so a
- * serving process spent far more a download than a hand-written server with a near-empty heap.
+ * afresh for each download (as `readFile` makes one) is memory outside V8's heap that V8 counts: its
+ * growth starts full collections of the heap (one every 60 downloads of 327 KB, bench/README.md),
+ * whose cost grows with the heap, so `serve` spent twice the CPU a download of a hand-written server.
  *
  * Buffers come in sizes of powers of two (a read takes the smallest that holds it), all those
  * taken together within `limit` bytes: past it, `take` gives none and the download streams
