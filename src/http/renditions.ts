@@ -22,7 +22,7 @@ const WHOLE_DOWNLOAD_LIMIT = 512 * 1024
  * The buffers downloads are read whole into, reused once the answer has gone (`Answer.sent`): a
  * client that stops reading keeps its buffer, so past 32 MiB taken a download streams instead, and
  * 1,000 stalled downloads hold 32 MB of whole answers, not 1 GB. Up to 8 MiB of them stay for the
- * next downloads (a buffer made afresh for each one cost a download 60 to 120 % more CPU, `ReadBuffers`).
+ * next downloads (a buffer made afresh for each one cost a download 70 to 120 % more CPU, `ReadBuffers`).
  */
 const READ_BUFFERS = createReadBuffers({ limit: 32 * 1024 * 1024, keep: 8 * 1024 * 1024 })
 
