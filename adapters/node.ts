@@ -202,8 +202,9 @@ function writeRawError(socket: Duplex, status: number, code: string, detail: str
 }
 
 function writeAnswer({ status, headers, body, sent }: Answer, res: ServerResponse): Promise<void> | void {
-  // Once the last bytes are handed to the socket, or the connection is gone.
-  if (sent) res.once('close', sent)
+  // Once the last bytes are handed to the socket, or the connection is gone: the body's bytes are
+  // read no more (node:http keeps no reference past 'close').
+  if (sent) res.once('close', () => sent(true))
   if (typeof body === 'string') {
     res.writeHead(status, headerList(headers, Buffer.byteLength(body))).end(body)
   } else if (body === null || body instanceof Uint8Array) {

@@ -1,9 +1,10 @@
 // Where a get by id's CPU goes: the floor and `entity-registry serve` (as http.mjs starts them) under
-// autocannon (10 connections) on the same get by id, each profiled by V8's sampling profiler over the
-// load alone (profile-hook.mjs), every sample given to a step by its stack (STEPS), in microseconds a
-// request: the main thread's sampled time over the requests answered. Other threads' CPU (GC helpers)
-// is the process's CPU (/proc) less the main thread's.
-//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged]
+// autocannon (10 connections) on the same get by id (or, with --download, the same rendition
+// download: the demo bill's 327 KB HTML), each profiled by V8's sampling profiler over the load alone
+// (profile-hook.mjs), every sample given to a step by its stack (STEPS), in microseconds a request:
+// the main thread's sampled time over the requests answered. Other threads' CPU (GC helpers, libuv's
+// pool) is the process's CPU (/proc) less the main thread's.
+//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged | --download]
 // --merged profiles the get of an id merged twice over (http.mjs's "get merged (two hops)") instead.
 //   node bench/profile-get.mjs --analyse DIR [--top N]   (the profiles a run with --keep DIR left, again)
 // Needs the data set of http.mjs (bench/.data/http-<entities>; `node bench/http.mjs --only get` builds it).
@@ -17,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { DATA_DIR, idOf, KEY, machine, ROOT, startServer } from './lib.mjs'
+import { openQueries } from './servers/queries.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -27,18 +29,26 @@ const { values: options } = parseArgs({
     keep: { type: 'string' },
     analyse: { type: 'string' },
     merged: { type: 'boolean', default: false },
+    download: { type: 'boolean', default: false },
   },
 })
 const total = Number(options.entities)
 const data = join(DATA_DIR, `http-${total}`)
 if (!existsSync(data) && !options.analyse) throw new Error(`no ${data}: run node bench/http.mjs --only get --entities ${total} first`)
 // The ids http.mjs gets: 1 is merged into 2, 2 into 3.
-const path = `/v1/entities/${idOf(options.merged ? 1 : 123_456 % total)}`
+const path = options.download ? await renditionPath() : `/v1/entities/${idOf(options.merged ? 1 : 123_456 % total)}`
 const profiles = options.analyse ?? options.keep ?? mkdtempSync(join(tmpdir(), 'profile-get-'))
 mkdirSync(profiles, { recursive: true })
 
+/** The download of the demo bill's first rendition (as http.mjs downloads it), read from the data set's snapshot. */
+async function renditionPath() {
+  const [{ snapshot }] = await (await openQueries(data)).entity('hr3590111')
+  const { renditionId, filename } = JSON.parse(snapshot).texts[0].renditions[0]
+  return `/v1/entities/hr3590111/renditions/${renditionId}.${filename.split('.').pop()}`
+}
+
 /**
- * The steps of a get by id, each a test of one stack frame: `source` is the file it was written in
+ * The steps of a get by id (and of a download), each a test of one stack frame: `source` is the file it was written in
  * (through the source map for dist/, `node:…` for Node's own modules), `name` its function's name.
  * A sample goes to the step of the innermost frame of its stack that one of these tests matches,
  * so that a builtin (`Buffer.from`, `JSON.parse`) counts for whoever called it.
@@ -52,6 +62,9 @@ const STEPS = [
   { step: 'rate limiter', test: ({ source }) => source.startsWith('src/rate-limit/') || source === 'src/node/rate-limit.ts' },
   { step: 'routing (src/http/router.ts)', test: ({ source }) => source === 'src/http/router.ts' || source === 'src/http/explorer.ts' },
   { step: 'validation (parameters, id, media types)', test: ({ source }) => ['src/http/query.ts', 'src/contract/ids.ts', 'src/http/media-type.ts'].includes(source) },
+  // A download's bytes: the blob store, and node:fs reading the file (the floor's readFile too).
+  { step: 'blob (stat, read the file)', test: ({ source }) => source.startsWith('src/blobs/') || /^node:(fs|internal\/fs\/.*)$/.test(source) },
+  { step: 'rendition (src/http/renditions.ts)', test: ({ source }) => source === 'src/http/renditions.ts' },
   { step: 'store (Kysely, better-sqlite3)', test: ({ source }) => source.startsWith('src/kysely/') || source.includes('node_modules/kysely/') || source.includes('node_modules/better-sqlite3/') || source === 'bench/servers/queries.mjs' },
   { step: 'document (template filled, links)', test: ({ name, source }) => ['src/http/documents.ts', 'src/contract/resource-json.ts', 'src/http/links.ts'].includes(source) || (source === 'bench/servers/floor.mjs' && name !== '(anonymous)') },
   { step: 'dispatch (registry.answer, handle, serve, the entity handler)', test: ({ source }) => ['src/registry.ts', 'src/http/entities.ts', 'src/contract/merges.ts'].includes(source) },
@@ -60,10 +73,13 @@ const STEPS = [
   { step: 'promises, ticks, timers, events', test: ({ name, source }) => ['runMicrotasks', 'processTicksAndRejections'].includes(name) || /^node:(events|internal\/timers|internal\/process\/task_queues|internal\/async_hooks)$/.test(source) },
 ]
 
-/** User and system CPU time so far, in microseconds, of process `pid` (or of its main thread, `/proc/<pid>/task/<pid>`). */
-function cpuMicros(pid, mainThread = false) {
+/**
+ * CPU time so far, in microseconds, of process `pid` (or of its main thread, `/proc/<pid>/task/<pid>`):
+ * user and system, or the system (kernel) part alone, where a download's copy into the socket goes.
+ */
+function cpuMicros(pid, { mainThread = false, systemOnly = false } = {}) {
   const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
+  return (((systemOnly ? 0 : Number(fields[11])) + Number(fields[12])) * 1e6) / 100
 }
 
 async function profileUnderLoad(name, args) {
@@ -76,9 +92,10 @@ async function profileUnderLoad(name, args) {
   await load(1) // warm-up
   process.kill(server.pid, 'SIGUSR2')
   await sleep(100)
-  const [cpuBefore, mainBefore] = [cpuMicros(server.pid), cpuMicros(server.pid, true)]
+  const times = () => [cpuMicros(server.pid), cpuMicros(server.pid, { mainThread: true }), cpuMicros(server.pid, { systemOnly: true })]
+  const before = times()
   const result = await load(Number(options.duration))
-  const [cpu, mainThreadCpu] = [cpuMicros(server.pid) - cpuBefore, cpuMicros(server.pid, true) - mainBefore]
+  const [cpu, mainThreadCpu, systemCpu] = times().map((value, index) => value - before[index])
   process.kill(server.pid, 'SIGUSR2')
   for (let waited = 0; !existsSync(file); waited += 50) {
     if (waited > 10_000) throw new Error(`${name}: no profile in ${file}`)
@@ -87,7 +104,7 @@ async function profileUnderLoad(name, args) {
   await sleep(200)
   server.stop()
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} answers not 2xx, ${result.errors} errors`)
-  const run = { requests: result.requests.total, rate: result.requests.average, cpu, mainThreadCpu }
+  const run = { requests: result.requests.total, rate: result.requests.average, cpu, mainThreadCpu, systemCpu }
   writeFileSync(join(profiles, `${name}.json`), JSON.stringify(run))
   return run
 }
@@ -170,4 +187,5 @@ console.log(`| **main thread, sampled** | ${Object.values(results).map((result) 
 console.log(`| main thread CPU (/proc) | ${Object.values(runs).map((run) => us(run.mainThreadCpu / run.requests)).join(' | ')} |`)
 console.log(`| other threads (GC helpers, libuv) | ${Object.values(runs).map((run) => us((run.cpu - run.mainThreadCpu) / run.requests)).join(' | ')} |`)
 console.log(`| process CPU (/proc) | ${Object.values(runs).map((run) => us(run.cpu / run.requests)).join(' | ')} |`)
+console.log(`| of which system (kernel) | ${Object.values(runs).map((run) => us(run.systemCpu === undefined ? undefined : run.systemCpu / run.requests)).join(' | ')} |`)
 console.log(`| requests a second (profiled) | ${Object.values(runs).map((run) => Math.round(run.rate).toLocaleString('en')).join(' | ')} |`)

@@ -1,10 +1,10 @@
 // Resident memory of a serving process while 1,000 clients download a rendition and never read:
-// `entity-registry serve` over the demo data and one bill with a rendition of 1 MiB (which was read
-// whole) and one of 16 MiB, each asked for as a range (`bytes=1-`). RSS idle, each second with
+// `entity-registry serve` over the demo data and one bill with renditions of 512 KiB (the largest read
+// whole), 1 MiB and 16 MiB (streamed), each asked for as a range (`bytes=1-`). RSS idle, each second with
 // the downloads open, and after the clients close them, with the server's connections still open
 // (`ss`), twice; then the same with `--send-timeout 5`, where the server closes them itself. Linux only.
 // After closing, RSS each second for --settle seconds: 3 s after, and once the process has been quiet that long.
-//   node bench/stalled-downloads.mjs [--clients 1000] [--seconds 12] [--settle 30] [--only 16] [--blobs s3://bucket/prefix (with the AWS environment)]
+//   node bench/stalled-downloads.mjs [--clients 1000] [--seconds 12] [--settle 30] [--only 16 (MiB; 0.5 for 512 KiB)] [--blobs s3://bucket/prefix (with the AWS environment)]
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
@@ -16,7 +16,7 @@ import { KEY, machine, ROOT, startServer } from './lib.mjs'
 const { values: options } = parseArgs({ options: { clients: { type: 'string', default: '1000' }, seconds: { type: 'string', default: '12' }, settle: { type: 'string', default: '30' }, only: { type: 'string' }, blobs: { type: 'string' } } })
 const CLIENTS = Number(options.clients)
 const MB = 1024 * 1024
-const SIZES = [1 * MB, 16 * MB]
+const SIZES = [0.5 * MB, 1 * MB, 16 * MB]
 const CLI = join(ROOT, 'dist/cli/main.js')
 const blobs = options.blobs ? ['--blobs', options.blobs] : []
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -7,8 +7,6 @@
 export interface Budget {
   /** Up to `wanted` and at least `least`: waits while less is free; fails if `signal` aborts meanwhile. */
   take(wanted: number, least: number, signal?: AbortSignal): Promise<number>
-  /** `amount` at once if it is free and nobody waits, else nothing (false). */
-  tryTake(amount: number): boolean
   give(amount: number): void
   /** Taken and not given back. */
   held(): number
@@ -49,11 +47,6 @@ export function createBudget(limit: number): Budget {
         signal?.addEventListener('abort', abort, { once: true })
         waiting.push(entry)
       })
-    },
-    tryTake(amount) {
-      if (waiting.length > 0 || held + amount > limit) return false
-      held += amount
-      return true
     },
     give(amount) {
       held -= amount

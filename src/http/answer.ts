@@ -28,10 +28,12 @@ export interface Answer {
   body: string | Uint8Array | ReadableStream<Uint8Array> | null
   /**
    * Called once the body has gone: written out to the connection (or the connection closed) where
-   * the adapter can tell, as the Node adapter can; when the answer becomes a Web `Response`
-   * elsewhere. A body read whole into memory (a rendition) gives its share of a budget back then.
+   * the adapter can tell, as the Node adapter can, with `reusable` true: nothing reads the body's
+   * bytes any more. When the answer becomes a Web `Response`, with false: the runtime may read them
+   * still. A body read whole into a buffer (a rendition) gives the buffer back then, to be read into
+   * again only when reusable.
    */
-  sent?: () => void
+  sent?: (reusable: boolean) => void
 }
 
 const encoder = new TextEncoder()
@@ -39,7 +41,7 @@ const encoder = new TextEncoder()
 /** The answer as a Web `Response`, with the length of a text body. */
 export function toResponse({ status, headers, body, sent }: Answer): Response {
   // The runtime sends it as it will: past here, no one can tell when its bytes have gone.
-  sent?.()
+  sent?.(false)
   if (typeof body !== 'string') return new Response(body as BodyInit | null, { status, headers })
   const bytes = encoder.encode(body)
   return new Response(bytes, { status, headers: { ...headers, 'Content-Length': String(bytes.byteLength) } })
@@ -49,7 +51,7 @@ export function toResponse({ status, headers, body, sent }: Answer): Response {
 export function withoutBody(answer: Answer): Answer {
   const { body } = answer
   if (body === null) return answer
-  answer.sent?.()
+  answer.sent?.(true)
   if (body instanceof ReadableStream) void body.cancel()
   const headers = typeof body === 'string' ? { ...answer.headers, 'Content-Length': String(encoder.encode(body).byteLength) } : answer.headers
   return { status: answer.status, headers, body: null }

@@ -18,10 +18,12 @@ export interface BlobStore {
   /** A stream of the bytes (of `range` when given), or null when there is no such blob. */
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>
   /**
-   * Optional: the bytes at once (of `range` when given), or null. Downloads of up to 1 MiB use it
-   * when present: a stream costs several times the bytes of a small rendition.
+   * Optional: the bytes at once (of `range` when given), or null. Downloads of up to 512 KiB use it
+   * when present: a stream costs several times the bytes of a small rendition. Given `into` (as long
+   * as the range at least), a store may read the bytes into it and answer a view of it, rather than
+   * make a buffer of its own.
    */
-  read?(key: string, range?: ByteRange): Promise<Uint8Array | null>
+  read?(key: string, range?: ByteRange, into?: Uint8Array): Promise<Uint8Array | null>
   /** Removes the blob; removing a missing one is not an error. */
   delete(key: string): Promise<void>
 }

@@ -72,6 +72,10 @@ describeEachBlobStore('blob store', (blobs) => {
     expect(await store.read('rnd_w')).toEqual(bytesOf('0123456789'))
     expect(await store.read('rnd_w', { start: 2, end: 5 })).toEqual(bytesOf('2345'))
     expect(await store.read('rnd_missing')).toBeNull()
+    // Into a buffer given, longer than the range: the range's bytes, nothing past them.
+    const into = new Uint8Array(16).fill(0xff)
+    expect(await store.read('rnd_w', { start: 6, end: 9 }, into)).toEqual(bytesOf('6789'))
+    expect(await store.read('rnd_missing', { start: 0, end: 3 }, into)).toBeNull()
   })
 
   it('answers null for a blob it does not hold', async () => {

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { serve } from '../../adapters/node.js'
+import type { BlobStore } from '../../src/ports/blob-store.js'
 import { entityDocumentSchema } from '../../src/contract/schemas.js'
 import { createMemoryBlobStore, createMemoryStore } from '../../src/memory/index.js'
-import { importDemo, testRegistry } from '../support/demo.js'
+import { API_KEY, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
 
 const original = readFileSync(new URL('../../demo/renditions/hr3590-111-information.html', import.meta.url))
@@ -138,5 +140,53 @@ describe('rendition download memory', () => {
     // Given back once sent (here, once the Response is made): the next download is read whole again.
     await get(`/v1/entities/small1/renditions/${renditionId}.txt`)
     expect(calls.read).toBe(513)
+  })
+
+  it('reads a download into the buffer of one written out, never into one a Response may still read', async () => {
+    const store = createMemoryStore()
+    const memory = createMemoryBlobStore()
+    // 150 KiB: buffers of 256 KiB, a size no other download of this file takes.
+    const contents = ['c', 'd'].map((letter) => ({ renditionId: `rnd_${letter.repeat(32)}`, bytes: new Uint8Array(150 * 1024).fill(letter.charCodeAt(0)) }))
+    for (const { renditionId, bytes } of contents) {
+      await store.warehouse.upsert({ id: `reuse${renditionId[4]}`, type: 'bill', texts: [{ renditions: [{ renditionId, conversion: 'original', mime: 'text/plain', filename: 'a.txt' }] }] })
+      await memory.put(renditionId, bytes)
+    }
+    const paths = contents.map(({ renditionId }) => `/v1/entities/reuse${renditionId[4]}/renditions/${renditionId}.txt`)
+    // The buffer each read was given, its bytes copied in as the file store reads them.
+    const intos: Uint8Array[] = []
+    const blobs: BlobStore = {
+      ...memory,
+      async read(key, range, into) {
+        const bytes = (await memory.read!(key, range))!
+        intos.push(into!)
+        into!.set(bytes)
+        return into!.subarray(0, bytes.length)
+      },
+    }
+    const { registry, get } = testRegistry(store, { blobs })
+
+    // Made into a Response: its bytes are not read into again, and it reads as it was.
+    const handedOn = await get(paths[0]!)
+    await (await get(paths[1]!)).arrayBuffer()
+    // (Compared as a boolean: a failure would print both buffers.)
+    expect(intos[1] === intos[0]).toBe(false)
+    expect(Buffer.from(await handedOn.arrayBuffer()).equals(contents[0]!.bytes)).toBe(true)
+
+    // Written out by the Node adapter: the next download is read into the same buffer, and is whole.
+    const running = await serve(registry, { port: 0 })
+    try {
+      const download = async (path: string) => {
+        const closed = new Promise<void>((resolve) => running.server.once('request', (_request, response) => response.once('close', () => setImmediate(resolve))))
+        const response = await fetch(`${running.url}${path}`, { headers: { Authorization: `Bearer ${API_KEY}` } })
+        const bytes = Buffer.from(await response.arrayBuffer())
+        await closed
+        return bytes
+      }
+      expect((await download(paths[0]!)).equals(contents[0]!.bytes)).toBe(true)
+      expect((await download(paths[1]!)).equals(contents[1]!.bytes)).toBe(true)
+      expect(intos[3] === intos[2]).toBe(true)
+    } finally {
+      await running.close()
+    }
   })
 })
