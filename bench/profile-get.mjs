@@ -4,8 +4,9 @@
 // (profile-hook.mjs), every sample given to a step by its stack (STEPS), in microseconds a request:
 // the main thread's sampled time over the requests answered. Other threads' CPU (GC helpers, libuv's
 // pool) is the process's CPU (/proc) less the main thread's.
-//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged | --download]
-// --merged profiles the get of an id merged twice over (http.mjs's "get merged (two hops)") instead.
+//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged | --download | --path PATH]
+// --merged profiles the get of an id merged twice over (http.mjs's "get merged (two hops)") instead;
+// --path any request of http.mjs's (a list page: '/v1/entities?page[limit]=100').
 //   node bench/profile-get.mjs --analyse DIR [--top N]   (the profiles a run with --keep DIR left, again)
 // Needs the data set of http.mjs (bench/.data/http-<entities>; `node bench/http.mjs --only get` builds it).
 // --top N prints the N frames with the most self time of each server, with the step each went to.
@@ -30,13 +31,14 @@ const { values: options } = parseArgs({
     analyse: { type: 'string' },
     merged: { type: 'boolean', default: false },
     download: { type: 'boolean', default: false },
+    path: { type: 'string' },
   },
 })
 const total = Number(options.entities)
 const data = join(DATA_DIR, `http-${total}`)
 if (!existsSync(data) && !options.analyse) throw new Error(`no ${data}: run node bench/http.mjs --only get --entities ${total} first`)
 // The ids http.mjs gets: 1 is merged into 2, 2 into 3.
-const path = options.download ? await renditionPath() : `/v1/entities/${idOf(options.merged ? 1 : 123_456 % total)}`
+const path = options.path ?? (options.download ? await renditionPath() : `/v1/entities/${idOf(options.merged ? 1 : 123_456 % total)}`)
 const profiles = options.analyse ?? options.keep ?? mkdtempSync(join(tmpdir(), 'profile-get-'))
 mkdirSync(profiles, { recursive: true })
 
@@ -66,7 +68,7 @@ const STEPS = [
   { step: 'blob (stat, read the file)', test: ({ source }) => source.startsWith('src/blobs/') || /^node:(fs|internal\/fs\/.*)$/.test(source) },
   { step: 'rendition (src/http/renditions.ts)', test: ({ source }) => source === 'src/http/renditions.ts' },
   { step: 'store (Kysely, better-sqlite3)', test: ({ source }) => source.startsWith('src/kysely/') || source.includes('node_modules/kysely/') || source.includes('node_modules/better-sqlite3/') || source === 'bench/servers/queries.mjs' },
-  { step: 'document (template filled, links)', test: ({ name, source }) => ['src/http/documents.ts', 'src/contract/resource-json.ts', 'src/http/links.ts'].includes(source) || (source === 'bench/servers/floor.mjs' && name !== '(anonymous)') },
+  { step: 'document (template filled, links)', test: ({ name, source }) => ['src/http/documents.ts', 'src/http/responses.ts', 'src/contract/resource-json.ts', 'src/http/links.ts'].includes(source) || (source === 'bench/servers/floor.mjs' && name !== '(anonymous)') },
   { step: 'dispatch (registry.answer, handle, serve, the entity handler)', test: ({ source }) => ['src/registry.ts', 'src/http/entities.ts', 'src/contract/merges.ts'].includes(source) },
   // The floor's listener (its one anonymous function) reads the URL, as the adapter does.
   { step: 'parse and the request (node:http, URL, the adapter)', test: ({ name, source }) => /^node:(_http_server|_http_common|_http_incoming|internal\/streams\/readable|internal\/url)$/.test(source) || source === 'adapters/node.ts' || (source === 'bench/servers/floor.mjs' && name === '(anonymous)') },
