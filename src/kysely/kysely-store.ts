@@ -111,7 +111,7 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
           eb.and([
             eb('state', '=', sql.lit('canonical')),
             qualifiersToSql(seekQualifiers, dialect),
-            ...(cursor === null ? [] : [eb('id', '>', cursor)]),
+            ...(cursor === null ? [] : [eb('id', '>', dialect.cursorValue(cursor))]),
           ])
         return { candidates, residualQualifiers, extra: bound.slice(filterValues.length + (withCursor ? 1 : 0)) }
       }
@@ -171,7 +171,7 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
         return db
           .selectFrom('entities')
           .select(PAGE_COLUMNS)
-          .where((eb) => eb.and([candidates(eb), eb('id', '<=', extra[0] as string), qualifiersToSql(residualQualifiers, dialect)]))
+          .where((eb) => eb.and([candidates(eb), eb('id', '<=', dialect.cursorValue(extra[0] as string)), qualifiersToSql(residualQualifiers, dialect)]))
           .orderBy('id')
           .limit(rowsAtMost(limit + 1))
       })
