@@ -68,37 +68,42 @@ export function renderChangeResource(change: StoredChange): ResourceTemplate {
 
 /** Templates (one, or several joined) made JSON, with `linkBase` in place of LINK_BASE. */
 export function fillResourceTemplate(template: ResourceTemplate, linkBase: string): string {
-  const base = escapedLinkBase(linkBase)
+  const base = linkBaseOf(linkBase).escaped
   // A function, not a string: `$` in a replacement string is a pattern, and a URL may hold one.
   return template.replaceAll(LINK_BASE, () => base)
 }
 
-/** The last link base escaped: requests come to one base, or a few. */
-let lastLinkBase = { base: '', escaped: '' }
-function escapedLinkBase(base: string): string {
-  if (lastLinkBase.base !== base) lastLinkBase = { base, escaped: escaped(base) }
-  return lastLinkBase.escaped
+const encoder = new TextEncoder()
+
+/** The last link base, escaped and as its UTF-8 bytes: requests come to one base, or a few. */
+let lastLinkBase = { base: '', escaped: '', bytes: new Uint8Array(0) }
+function linkBaseOf(base: string): { escaped: string; bytes: Uint8Array } {
+  if (lastLinkBase.base !== base) {
+    const escapedBase = escaped(base)
+    lastLinkBase = { base, escaped: escapedBase, bytes: encoder.encode(escapedBase) }
+  }
+  return lastLinkBase
 }
 
-const encoder = new TextEncoder()
 const LINK_BASE_BYTE = LINK_BASE.charCodeAt(0)
+/** The most UTF-8 bytes a UTF-16 code unit takes. */
+const MAX_UTF8_PER_UNIT = 3
 
 /**
  * `before`, then templates given as their UTF-8 bytes (one, or several joined) made JSON with
  * `linkBase` in place of LINK_BASE, then `after`: one buffer, the bytes never decoded. A Node
- * `Buffer` finds LINK_BASE several times faster than a plain Uint8Array's `indexOf`.
+ * `Buffer` finds LINK_BASE several times faster than a plain Uint8Array's `indexOf`. `before` and
+ * `after` are encoded into the buffer (room for the most their UTF-8 can take), not encoded apart
+ * and copied: 6 to 9 us of a 46 KB page in a loop.
  */
 export function fillResourceTemplateBytes(before: string, template: Uint8Array, after: string, linkBase: string): Uint8Array {
-  const head = encoder.encode(before)
-  const tail = encoder.encode(after)
-  const base = encoder.encode(escapedLinkBase(linkBase))
+  const base = linkBaseOf(linkBase).bytes
   const found: number[] = []
   for (let at = template.indexOf(LINK_BASE_BYTE); at !== -1; at = template.indexOf(LINK_BASE_BYTE, at + 1)) found.push(at)
   // Copied from a plain view: a Buffer's subarray is a Buffer, slower to make.
   const bytes = new Uint8Array(template.buffer, template.byteOffset, template.byteLength)
-  const filled = new Uint8Array(head.length + template.length + found.length * (base.length - 1) + tail.length)
-  filled.set(head)
-  let written = head.length
+  const filled = new Uint8Array((before.length + after.length) * MAX_UTF8_PER_UNIT + template.length + found.length * (base.length - 1))
+  let written = encoder.encodeInto(before, filled).written
   let from = 0
   for (const at of found) {
     filled.set(bytes.subarray(from, at), written)
@@ -108,6 +113,7 @@ export function fillResourceTemplateBytes(before: string, template: Uint8Array, 
     from = at + 1
   }
   filled.set(bytes.subarray(from), written)
-  filled.set(tail, written + template.length - from)
-  return filled
+  written += template.length - from
+  written += encoder.encodeInto(after, filled.subarray(written)).written
+  return filled.subarray(0, written)
 }

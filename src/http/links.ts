@@ -11,8 +11,9 @@ export class Links {
   }
 
   /** `path` with query parameters; URLSearchParams percent-encodes `[` and `]`. */
-  withQuery(path: string, parameters: Iterable<[string, string]>): string {
-    const query = new URLSearchParams([...parameters]).toString()
+  withQuery(path: string, parameters: URLSearchParams | Iterable<[string, string]>): string {
+    // A request's own parameters serialised as they are, not copied into new ones first.
+    const query = (parameters instanceof URLSearchParams ? parameters : new URLSearchParams([...parameters])).toString()
     return query === '' ? `${this.base}${path}` : `${this.base}${path}?${query}`
   }
 }

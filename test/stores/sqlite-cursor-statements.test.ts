@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
 import { fillResourceTemplate } from '../../src/contract/resource-json.js'
+import { entityTemplate } from '../../src/http/documents.js'
 import { parseGffs } from '../../src/gffs/parse.js'
 import { createSqliteStore, type KyselyStore } from '../../src/kysely/index.js'
 
@@ -38,7 +39,7 @@ it('compares the id with a keyset cursor the planner does not read, and pages as
       let after: string | null = null
       do {
         const page = await store.listEntities({ qualifiers, after, limit: 1, joined })
-        const resources = page.joinedResources === undefined ? page.entities.map((entity) => entity.resource) : [new TextDecoder().decode(page.joinedResources as Uint8Array)]
+        const resources = page.joinedResources === undefined ? page.entities.map(entityTemplate) : [new TextDecoder().decode(page.joinedResources as Uint8Array)]
         ids.push(...resources.filter((resource) => resource !== '').map((resource) => (JSON.parse(fillResourceTemplate(resource, '')) as { id: string }).id))
         after = page.hasMore ? page.cursor! : null
       } while (after !== null)
