@@ -9,10 +9,11 @@ const MAX_SHAPES = 256
 export type ParameterValue = string | number
 
 /**
- * Runs a read-only statement now, outside Kysely, where the connection allows (the SQLite store's,
- * when no query or transaction holds it): its rows, or null to run it through Kysely instead.
+ * Runs a read-only statement outside Kysely, where the connection allows: its rows (the SQLite
+ * store's, at once, when no query or transaction holds its connection), a promise of them (the
+ * PostgreSQL store's, on a connection of its pool), or null to run it through Kysely instead.
  */
-export type ImmediateRead = (sql: string, parameters: readonly unknown[]) => unknown[] | null
+export type ImmediateRead = (sql: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]> | null
 
 interface CompiledShape {
   compiled: CompiledQuery
@@ -43,7 +44,7 @@ export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null
     return found ? { compiled, slots } : null
   }
 
-  /** The rows of a shape's query: at once where `readNow` runs it, else a promise of them. */
+  /** The rows of a shape's query: at once where `readNow` has them so, else a promise of them. */
   function read<Row>(key: string, values: ParameterValue[], build: (values: ParameterValue[]) => Compilable<Row>): Row[] | Promise<Row[]> {
     let shape = shapes.get(key)
     if (shape === undefined) {
@@ -54,7 +55,7 @@ export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null
     if (shape === null) return db.executeQuery(build(values).compile()).then(rowsOf)
     const { compiled, slots } = shape
     const parameters = compiled.parameters.map((parameter, index) => (slots[index] === -1 ? parameter : values[slots[index]!]))
-    return (readNow?.(compiled.sql, parameters) as Row[] | null) ?? db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters)).then(rowsOf)
+    return (readNow?.(compiled.sql, parameters) as Row[] | Promise<Row[]> | null) ?? db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters)).then(rowsOf)
   }
 
   return {

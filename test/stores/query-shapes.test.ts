@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseGffs } from '../../src/gffs/index.js'
 import { createPostgresStore, type KyselyStore } from '../../src/kysely/index.js'
 import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from '../../src/kysely/query-shapes.js'
+import { isDependencyUnavailable } from '../../src/ports/dependency.js'
+import { withPostgresClient } from '../support/postgres-client.js'
 import { describeEachStore, freshPostgresSchema, storeDialects } from './each-store.js'
 
 const qualifiersOf = (filter: string) => parseGffs(filter, { allowFreeText: false }).qualifiers
@@ -86,6 +88,34 @@ describe.skipIf(postgres.skipReason !== null)(`named reads on PostgreSQL${postgr
       const named = rows.filter((row) => row.name.startsWith('entity_registry_'))
       expect(named.filter((row) => /from "entities"/.test(row.statement) && /"name" in/.test(row.statement))).toHaveLength(1)
       expect(named.some((row) => /^insert/i.test(row.statement))).toBe(false)
+    } finally {
+      await store.close()
+      await schema.drop()
+    }
+  })
+
+  it('sends a read outside Kysely on a pool connection: cut past readTimeoutMs, that connection dropped, the next read answered', async () => {
+    const schema = await freshPostgresSchema()
+    const pool = new pg.Pool({ connectionString: schema.url, max: 1 })
+    const store = await createPostgresStore({ pool, readTimeoutMs: 300 })
+    try {
+      await store.warehouse.upsert({ id: 'a', type: 'person', name: 'Ada' })
+      const backend = async () => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(store.db)).rows[0]!.pid
+      const before = await backend()
+      await withPostgresClient(schema.url, async (locker) => {
+        // Held until the read has failed: the read waits for the lock, so the server answers late.
+        await locker.query('begin')
+        await locker.query('lock table entities in access exclusive mode')
+        const started = Date.now()
+        const error = await store.getEntity('a').then(() => null, (thrown: unknown) => thrown)
+        expect(isDependencyUnavailable(error) && error.dependency).toBe('store')
+        expect(Date.now() - started).toBeLessThan(2000)
+        await locker.query('rollback')
+      })
+      expect((await store.getEntity('a'))?.id).toBe('a')
+      expect((await store.listEntities({ qualifiers: qualifiersOf('type:person'), after: null, limit: 10 })).entities.map((entity) => entity.id)).toEqual(['a'])
+      // The pool of one lent a new connection: the one left waiting was ended.
+      expect(await backend()).not.toBe(before)
     } finally {
       await store.close()
       await schema.drop()
