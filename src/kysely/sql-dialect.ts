@@ -25,6 +25,11 @@ export interface SqlDialect {
    * is then ignored).
    */
   joinedResources: RawBuilder<string | Uint8Array | null> | null
+  /**
+   * Whether a named statement's plan is made for the values bound to it unless they are hidden
+   * (PostgreSQL's custom plans): then a page statement's values go as sub-selects (`seekToSql`).
+   */
+  hidesPageValues: boolean
   /** What a failed write transaction's error is reported as (the store away, where it was locked out). */
   writeError(error: unknown): unknown
   /** How a write transaction's rows are written at its end. */
@@ -67,6 +72,8 @@ const sqlite: SqlDialect = {
   // As bytes: they are served as they are, where a string would cost decoding (slow in V8 for a
   // page with any non-ASCII text: 40 us against 23 for page 1 of the benchmark) and encoding again.
   joinedResources: sql<Uint8Array | null>`cast(group_concat(resource, ',') as blob)`,
+  // SQLite makes one plan a prepared statement, whatever its values.
+  hidesPageValues: false,
   writeError: lockedOutAsUnavailable,
   bulk: sqliteBulkWrites,
   // A temporary table: freed when the connection closes, however the process ends.
@@ -91,6 +98,7 @@ function postgres(foldCollation: string): SqlDialect {
     // Rows: `string_agg` costs the server more than the rows (0.41 ms against 0.08 ms a page of
     // 100, in order), and node-postgres more CPU to read one long value than a hundred short ones.
     joinedResources: null,
+    hidesPageValues: true,
     // The pool reports a lost connection as the store away already (postgres-errors.ts).
     writeError: (error) => error,
     bulk: postgresBulkWrites,
