@@ -5,14 +5,14 @@ import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from
 import type { RegistryStore } from '../ports/store.js'
 import { createWarehouse } from '../warehouse/operations.js'
 import { planFilter, windowFor } from './filter-plan.js'
-import { qualifiersToSql } from './gffs-to-sql.js'
+import { qualifiersToSql, seekToSql } from './gffs-to-sql.js'
 import { createKyselyApiKeyStore } from './kysely-api-key-store.js'
 import { countFacets } from './facet-counts.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type ParameterValue } from './query-shapes.js'
 import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
-import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
+import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName } from './sql-dialect.js'
 
 /** Settings every Kysely store takes. */
@@ -103,17 +103,15 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
       const filterValues: ParameterValue[] = [...seek.values, ...residual.values]
       const filterShape = `${seek.key}${residual.key}`
       const filterOf = (bound: ParameterValue[], withCursor: boolean) => {
-        const seekQualifiers = seek.withValues(bound)
-        const residualQualifiers = residual.withValues(bound.slice(seek.values.length))
         const cursor = withCursor ? (bound[filterValues.length] as string) : null
+        const seekSql = seekToSql(seek.withValues(bound), cursor, dialect)
+        const residualQualifiers = residual.withValues(bound.slice(seek.values.length))
         // A literal, not a parameter: the partial indexes apply only to a predicate they imply.
-        const candidates = (eb: ExpressionBuilder<RegistryDatabase, 'entities'>) =>
-          eb.and([
-            eb('state', '=', sql.lit('canonical')),
-            qualifiersToSql(seekQualifiers, dialect),
-            ...(cursor === null ? [] : [eb('id', '>', dialect.cursorValue(cursor))]),
-          ])
-        return { candidates, residualQualifiers, extra: bound.slice(filterValues.length + (withCursor ? 1 : 0)) }
+        const candidates = (eb: ExpressionBuilder<RegistryDatabase, 'entities'>) => eb.and([eb('state', '=', sql.lit('canonical')), seekSql.condition])
+        // In the seek index's order: with the seek's columns fixed, the id order.
+        const inOrder = <Query extends { orderBy(column: ContractColumn | 'id'): Query }>(query: Query) =>
+          [...seekSql.order, 'id' as const].reduce((ordered, column) => ordered.orderBy(column), query)
+        return { candidates, inOrder, residualQualifiers, extra: bound.slice(filterValues.length + (withCursor ? 1 : 0)) }
       }
       const hasCursor = after !== null
       const values = [...filterValues, ...(hasCursor ? [after] : [])]
@@ -122,8 +120,8 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
       if (plan.residual.length === 0) {
         // The index answers exactly: a page reads only the rows it returns.
         const pageOf = (withCursor: boolean, size: number) => (bound: ParameterValue[]) => {
-          const { candidates } = filterOf(bound, withCursor)
-          return db.selectFrom('entities').select(PAGE_COLUMNS).where(candidates).orderBy('id').limit(rowsAtMost(size))
+          const { candidates, inOrder } = filterOf(bound, withCursor)
+          return inOrder(db.selectFrom('entities').select(PAGE_COLUMNS).where(candidates)).limit(rowsAtMost(size))
         }
         const joinedResources = joined ? dialect.joinedResources : null
         if (joinedResources !== null) {
@@ -159,21 +157,21 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
         return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null, feedHead }
       }
       const [window] = await shapes.execute(`window${shape}:${plan.window}`, values, (bound) => {
-        const { candidates } = filterOf(bound, hasCursor)
+        const { candidates, inOrder } = filterOf(bound, hasCursor)
         return db
-          .selectFrom((eb) => eb.selectFrom('entities').select('id').where(candidates).orderBy('id').limit(rowsAtMost(plan.window)).as('window'))
+          .selectFrom((eb) => inOrder(eb.selectFrom('entities').select('id').where(candidates)).limit(rowsAtMost(plan.window)).as('window'))
           .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last'), feedHeadQuery(db).as('head')])
       })
       const feedHead = encodeHead(window!.head)
       if (window!.last === null) return { entities: [], hasMore: false, cursor: after, feedHead }
       const rows = await shapes.execute(`window-page${shape}:${limit}`, [...values, window!.last], (bound) => {
-        const { candidates, residualQualifiers, extra } = filterOf(bound, hasCursor)
-        return db
-          .selectFrom('entities')
-          .select(PAGE_COLUMNS)
-          .where((eb) => eb.and([candidates(eb), eb('id', '<=', dialect.cursorValue(extra[0] as string)), qualifiersToSql(residualQualifiers, dialect)]))
-          .orderBy('id')
-          .limit(rowsAtMost(limit + 1))
+        const { candidates, inOrder, residualQualifiers, extra } = filterOf(bound, hasCursor)
+        return inOrder(
+          db
+            .selectFrom('entities')
+            .select(PAGE_COLUMNS)
+            .where((eb) => eb.and([candidates(eb), eb('id', '<=', dialect.hiddenValue(extra[0] as string)), qualifiersToSql(residualQualifiers, dialect)])),
+        ).limit(rowsAtMost(limit + 1))
       })
       const entities = asRenderedEntities(rows.slice(0, limit))
       if (rows.length > limit) return { entities, hasMore: true, cursor: entities.at(-1)!.id, feedHead }

@@ -5,14 +5,18 @@ import { setNewest } from '../bounded-map.js'
 /** Shapes kept compiled; the prepared-statement cache of the SQLite store holds as many. */
 const MAX_SHAPES = 256
 
+/** What every sentinel holds, whatever case folding or escaping made of it. */
+const SENTINEL_MARKER = /shape-value-/i
+
 /** A value bound to a query's parameter. */
 export type ParameterValue = string | number
 
 /**
- * Runs a read-only statement now, outside Kysely, where the connection allows (the SQLite store's,
- * when no query or transaction holds it): its rows, or null to run it through Kysely instead.
+ * Runs a read-only statement outside Kysely, where the connection allows: its rows (the SQLite
+ * store's, at once, when no query or transaction holds its connection), a promise of them (the
+ * PostgreSQL store's, on a connection of its pool), or null to run it through Kysely instead.
  */
-export type ImmediateRead = (sql: string, parameters: readonly unknown[]) => unknown[] | null
+export type ImmediateRead = (sql: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]> | null
 
 interface CompiledShape {
   compiled: CompiledQuery
@@ -24,12 +28,12 @@ interface CompiledShape {
  * Queries compiled once per shape. Kysely builds and compiles a query on every call, which costs
  * about as much as SQLite takes to run a page query. A shape (a query with its values left out,
  * named by `key`) is built once with sentinel values and compiled; each call runs that SQL with its
- * own values in the sentinels' places. A shape whose sentinels do not come through as parameters,
- * each exactly once (a value case-folded, escaped, inlined or repeated), is never cached: it is
- * built with the call's values every time, as without this. So `build` must bind each value as it
- * is, or transform it in a way that changes a sentinel (sentinels hold capitals and control
- * characters, which case folding and escaping change). Every shape is a read: `readNow`, where
- * given, may run it.
+ * own values in the sentinels' places (a value bound twice, in both). A shape whose sentinels do not
+ * all come through as parameters, or come through changed as well (a value case-folded, escaped or
+ * inlined), is never cached: it is built with the call's values every time, as without this. So
+ * `build` must bind each value as it is, or transform it in a way that changes a sentinel but
+ * keeps its marker (sentinels hold capitals and control characters, which case folding and
+ * escaping change). Every shape is a read: `readNow`, where given, may run it.
  */
 export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null = null) {
   const shapes = new Map<string, CompiledShape | null>()
@@ -39,11 +43,15 @@ export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null
     const sentinels = Array.from({ length: valueCount }, (_, index) => `\u0000Shape-Value-${index}\u0000`)
     const compiled = build(sentinels).compile()
     const slots = compiled.parameters.map((parameter) => (typeof parameter === 'string' ? sentinels.indexOf(parameter) : -1))
-    const found = sentinels.every((_, index) => slots.filter((slot) => slot === index).length === 1)
+    const changed = (text: unknown) => typeof text === 'string' && SENTINEL_MARKER.test(text)
+    const found =
+      sentinels.every((_, index) => slots.includes(index)) &&
+      !changed(compiled.sql) &&
+      compiled.parameters.every((parameter, index) => slots[index] !== -1 || !changed(parameter))
     return found ? { compiled, slots } : null
   }
 
-  /** The rows of a shape's query: at once where `readNow` runs it, else a promise of them. */
+  /** The rows of a shape's query: at once where `readNow` has them so, else a promise of them. */
   function read<Row>(key: string, values: ParameterValue[], build: (values: ParameterValue[]) => Compilable<Row>): Row[] | Promise<Row[]> {
     let shape = shapes.get(key)
     if (shape === undefined) {
@@ -54,7 +62,7 @@ export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null
     if (shape === null) return db.executeQuery(build(values).compile()).then(rowsOf)
     const { compiled, slots } = shape
     const parameters = compiled.parameters.map((parameter, index) => (slots[index] === -1 ? parameter : values[slots[index]!]))
-    return (readNow?.(compiled.sql, parameters) as Row[] | null) ?? db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters)).then(rowsOf)
+    return (readNow?.(compiled.sql, parameters) as Row[] | Promise<Row[]> | null) ?? db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters)).then(rowsOf)
   }
 
   return {

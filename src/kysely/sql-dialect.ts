@@ -25,8 +25,20 @@ export interface SqlDialect {
    * is then ignored).
    */
   joinedResources: RawBuilder<string | Uint8Array | null> | null
-  /** A keyset cursor (an id) as a bound value to compare the `id` column with. */
-  cursorValue(id: string): Expression<string>
+  /**
+   * A page statement's bound value (a cursor's; a seek's where `hidesSeekValues`), hidden from the
+   * planner. SQLite under STAT4 (better-sqlite3 is built with it; `pragma optimize` gathers it)
+   * prepares a statement anew at each run that binds a value in a range on an indexed column: every
+   * page after a cursor, its `hasMore` probe, its window (in a loop the deep page's statement 53 us
+   * against 31). PostgreSQL makes a custom plan for values it can read, on every call.
+   */
+  hiddenValue(value: string): Expression<string>
+  /**
+   * Whether a page's seek values are hidden too, the seek shaped so that one generic plan serves
+   * every value (`seekToSql`): PostgreSQL's custom plans, estimated a little cheaper, were made anew
+   * on every call. SQLite makes one plan a prepared statement, and its equalities stay plain.
+   */
+  hidesSeekValues: boolean
   /** What a failed write transaction's error is reported as (the store away, where it was locked out). */
   writeError(error: unknown): unknown
   /** How a write transaction's rows are written at its end. */
@@ -69,12 +81,10 @@ const sqlite: SqlDialect = {
   // As bytes: they are served as they are, where a string would cost decoding (slow in V8 for a
   // page with any non-ASCII text: 40 us against 23 for page 1 of the benchmark) and encoding again.
   joinedResources: sql<Uint8Array | null>`cast(group_concat(resource, ',') as blob)`,
-  // `+?`, not `?`: the same value, one the planner does not read. Under STAT4 (better-sqlite3 is
-  // built with it; `pragma optimize` gathers it) a parameter in a range on an indexed column makes
-  // SQLite prepare the statement anew at each run that binds it: every page after a cursor, its
-  // `hasMore` probe, its window. The cursor never changes the plan (each equality-filterable field's
-  // index ends in id). In a loop, the deep page's statement 53 us against 31, the probe 12 against 3.5.
-  cursorValue: (id) => sql<string>`+${id}`,
+  // `+?`, not `?`: the same value, one the planner does not read. The cursor never changes the plan
+  // (each equality-filterable field's index ends in id).
+  hiddenValue: (value) => sql<string>`+${value}`,
+  hidesSeekValues: false,
   writeError: lockedOutAsUnavailable,
   bulk: sqliteBulkWrites,
   // A temporary table: freed when the connection closes, however the process ends.
@@ -99,7 +109,8 @@ function postgres(foldCollation: string): SqlDialect {
     // Rows: `string_agg` costs the server more than the rows (0.41 ms against 0.08 ms a page of
     // 100, in order), and node-postgres more CPU to read one long value than a hundred short ones.
     joinedResources: null,
-    cursorValue: (id) => sql<string>`${id}`,
+    hiddenValue: (value) => sql<string>`(select ${value})`,
+    hidesSeekValues: true,
     // The pool reports a lost connection as the store away already (postgres-errors.ts).
     writeError: (error) => error,
     bulk: postgresBulkWrites,

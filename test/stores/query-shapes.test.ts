@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseGffs } from '../../src/gffs/index.js'
 import { createPostgresStore, type KyselyStore } from '../../src/kysely/index.js'
 import { createQueryShapes, parameterizeQualifiers, type ParameterValue } from '../../src/kysely/query-shapes.js'
+import { isDependencyUnavailable } from '../../src/ports/dependency.js'
+import { withPostgresClient } from '../support/postgres-client.js'
 import { describeEachStore, freshPostgresSchema, storeDialects } from './each-store.js'
 
 const qualifiersOf = (filter: string) => parseGffs(filter, { allowFreeText: false }).qualifiers
@@ -34,7 +36,7 @@ describeEachStore(sqlDialects, 'query shapes', (dialect) => {
     expect(builds).toBe(1)
   })
 
-  it('builds per call a shape whose values do not reach the SQL unchanged: folded, inlined or repeated', async () => {
+  it('builds per call a shape whose values do not reach the SQL unchanged: folded, inlined, or bound and folded too', async () => {
     const shapes = createQueryShapes(store.db)
     const builds: Record<string, number> = {}
     const counted = (key: string, build: (values: ParameterValue[]) => ReturnType<typeof store.db.selectFrom<'entities'>>) => (values: ParameterValue[]) => {
@@ -44,12 +46,25 @@ describeEachStore(sqlDialects, 'query shapes', (dialect) => {
     // As `~` does: the name folded in SQL, the value folded in JS.
     const folded = counted('folded', (values) => store.db.selectFrom('entities').where((eb) => eb(eb.fn('lower', ['name']), '=', String(values[0]).toLowerCase())))
     const inlined = counted('inlined', (values) => store.db.selectFrom('entities').where('name', '=', sql.lit(String(values[0]))))
-    const repeated = counted('repeated', (values) => store.db.selectFrom('entities').where((eb) => eb.or([eb('name', '=', values[0] as string), eb('id', '=', values[0] as string)])))
+    const alsoFolded = counted('also folded', (values) =>
+      store.db.selectFrom('entities').where((eb) => eb.or([eb('name', '=', values[0] as string), eb('id', '=', String(values[0]).toLowerCase())])),
+    )
     for (const value of ['ADA', 'Bob']) expect(names(await shapes.execute('folded', [value], folded))).toEqual([value[0]!.toLowerCase()])
     for (const value of ['Ada', 'Bob']) expect(names(await shapes.execute('inlined', [value], inlined))).toEqual([value[0]!.toLowerCase()])
-    for (const value of ['Ada', 'c']) expect(names(await shapes.execute('repeated', [value], repeated))).toEqual([value === 'c' ? 'c' : 'a'])
+    for (const value of ['Ada', 'C']) expect(names(await shapes.execute('also folded', [value], alsoFolded))).toEqual([value[0]!.toLowerCase()])
     // One build to find out, then one per call.
-    expect(builds).toEqual({ folded: 3, inlined: 3, repeated: 3 })
+    expect(builds).toEqual({ folded: 3, inlined: 3, 'also folded': 3 })
+  })
+
+  it('builds once a shape that binds a value twice, and runs it with the call\'s value in both places', async () => {
+    const shapes = createQueryShapes(store.db)
+    let builds = 0
+    const byNameOrId = (values: ParameterValue[]) => {
+      builds++
+      return store.db.selectFrom('entities').select('id').where((eb) => eb.or([eb('name', '=', values[0] as string), eb('id', '=', values[0] as string)])).orderBy('id')
+    }
+    for (const value of ['Ada', 'c', 'Bob']) expect(names(await shapes.execute('by name or id', [value], byNameOrId))).toEqual([value === 'Ada' ? 'a' : value === 'c' ? 'c' : 'b'])
+    expect(builds).toBe(1)
   })
 
   it('gives list pages the same entities on every call of a cached shape, filters of every kind included', async () => {
@@ -86,6 +101,72 @@ describe.skipIf(postgres.skipReason !== null)(`named reads on PostgreSQL${postgr
       const named = rows.filter((row) => row.name.startsWith('entity_registry_'))
       expect(named.filter((row) => /from "entities"/.test(row.statement) && /"name" in/.test(row.statement))).toHaveLength(1)
       expect(named.some((row) => /^insert/i.test(row.statement))).toBe(false)
+    } finally {
+      await store.close()
+      await schema.drop()
+    }
+  })
+
+  it('plans a filtered page once a connection: its plan, on the seek index, is the same whatever the values', async () => {
+    const schema = await freshPostgresSchema()
+    const store = await createPostgresStore({ pool: new pg.Pool({ connectionString: schema.url, max: 1 }) })
+    try {
+      const jurisdictions = ['US-WA', 'US-OR', 'US-CA', 'US-NY', 'US-TX', 'US-AL', 'US-AK', 'US-AZ', 'US-AR', 'US-CO']
+      const type = (n: number) => (n % 10 < 6 ? 'person' : n % 10 < 9 ? 'legislation' : 'committee')
+      await store.warehouse.apply(
+        Array.from({ length: 3000 }, (_, n) => ({ op: 'upsert' as const, record: { id: `e${String(n).padStart(5, '0')}`, type: type(n), name: `E ${n}`, jurisdiction: jurisdictions[(n * 7) % 10]! } })),
+      )
+      await sql`analyze entities`.execute(store.db)
+      const page = (filter: string) => store.listEntities({ qualifiers: qualifiersOf(filter), after: null, limit: 100 })
+      for (let call = 0; call < 8; call++) expect((await page('type:person jurisdiction:US-WA')).entities).toHaveLength(100)
+      expect((await page('type:person jurisdiction:US-XX')).entities).toEqual([])
+      const { rows } = await sql<{ statement: string; generic_plans: string; custom_plans: string }>`
+        select statement, generic_plans, custom_plans from pg_prepared_statements where statement like '%"jurisdiction"%'`.execute(store.db)
+      expect(rows).toHaveLength(1)
+      expect(Number(rows[0]!.generic_plans)).toBeGreaterThanOrEqual(4)
+      // A plan made for the values (PostgreSQL's custom plan) is the generic one: a value that
+      // matches nothing gets the same. Were they told apart, the custom plans of a common value
+      // could be estimated cheaper than the generic plan, and PostgreSQL would plan every call anew.
+      await withPostgresClient(schema.url, async (client) => {
+        const placeholders = rows[0]!.statement.match(/\$\d+/g)!.length
+        await client.query(`prepare page as ${rows[0]!.statement}`)
+        const planFor = async (jurisdiction: string) => {
+          const values = Array.from({ length: placeholders }, (_, index) => client.escapeLiteral(index % 2 === 0 ? 'person' : jurisdiction))
+          const explained = await client.query(`explain (format json) execute page(${values.join(', ')})`)
+          return explained.rows[0]['QUERY PLAN'][0].Plan
+        }
+        const common = await planFor('US-WA')
+        expect(await planFor('US-XX')).toEqual(common)
+        expect(JSON.stringify(common)).toContain('"Index Name":"entities_canonical_type_jurisdiction_id"')
+      })
+    } finally {
+      await store.close()
+      await schema.drop()
+    }
+  })
+
+  it('sends a read outside Kysely on a pool connection: cut past readTimeoutMs, that connection dropped, the next read answered', async () => {
+    const schema = await freshPostgresSchema()
+    const pool = new pg.Pool({ connectionString: schema.url, max: 1 })
+    const store = await createPostgresStore({ pool, readTimeoutMs: 300 })
+    try {
+      await store.warehouse.upsert({ id: 'a', type: 'person', name: 'Ada' })
+      const backend = async () => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(store.db)).rows[0]!.pid
+      const before = await backend()
+      await withPostgresClient(schema.url, async (locker) => {
+        // Held until the read has failed: the read waits for the lock, so the server answers late.
+        await locker.query('begin')
+        await locker.query('lock table entities in access exclusive mode')
+        const started = Date.now()
+        const error = await store.getEntity('a').then(() => null, (thrown: unknown) => thrown)
+        expect(isDependencyUnavailable(error) && error.dependency).toBe('store')
+        expect(Date.now() - started).toBeLessThan(2000)
+        await locker.query('rollback')
+      })
+      expect((await store.getEntity('a'))?.id).toBe('a')
+      expect((await store.listEntities({ qualifiers: qualifiersOf('type:person'), after: null, limit: 10 })).entities.map((entity) => entity.id)).toEqual(['a'])
+      // The pool of one lent a new connection: the one left waiting was ended.
+      expect(await backend()).not.toBe(before)
     } finally {
       await store.close()
       await schema.drop()
