@@ -51,7 +51,7 @@ export async function downloadRendition({ request, url, params, store, blobs, he
     ...safetyHeaders(rendition.mime),
     ...(rendition.language ? { 'Content-Language': rendition.language } : {}),
   }
-  if (request.headers.get('If-None-Match')?.split(',').some((tag) => tag.trim() === etag)) {
+  if (noneMatch(request.headers.get('If-None-Match'), etag)) {
     return { status: 304, headers: { ETag: etag }, body: null }
   }
   const range = parseRange(request.headers.get('Range'), info.size, request.headers.get('If-Range'), etag)
@@ -68,6 +68,14 @@ export async function downloadRendition({ request, url, params, store, blobs, he
   const bytes = await bytesOf(blobs!, blobKeyOf(rendition), length, range ?? undefined)
   if (!bytes) throw new HttpError('not_found', `rendition ${renditionId} of entity ${entityId} was not found`)
   return { status, headers, ...bytes }
+}
+
+/**
+ * Whether `If-None-Match` names the representation (RFC 9110 13.1.2): `*` (there is one), or its
+ * tag by weak comparison (`W/"…"` matches `"…"`), as a cache that revalidates may send either.
+ */
+function noneMatch(header: string | null, etag: string): boolean {
+  return header !== null && header.split(',').some((tag) => ['*', etag, `W/${etag}`].includes(tag.trim()))
 }
 
 /** The bytes whole where they are small and a buffer is free (with how to give it back once sent), else a stream of them. */

@@ -51,6 +51,9 @@ describe('rendition download', () => {
 
     const etag = (await get(renditionPath, { method: 'HEAD' })).headers.get('etag')!
     expect((await get(renditionPath, { headers: { 'If-None-Match': etag } })).status).toBe(304)
+    // Any representation (`*`), the tag compared weakly, or among others: not modified; another tag: the bytes.
+    for (const tags of ['*', `W/${etag}`, `"other", ${etag}`]) expect((await get(renditionPath, { headers: { 'If-None-Match': tags } })).status).toBe(304)
+    expect((await get(renditionPath, { headers: { 'If-None-Match': '"other", W/"another"' } })).status).toBe(200)
     // A stale If-Range gets the whole representation.
     expect((await get(renditionPath, { headers: { Range: 'bytes=0-1', 'If-Range': '"stale"' } })).status).toBe(200)
   })
