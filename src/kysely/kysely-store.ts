@@ -75,7 +75,7 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
   const shapes = createQueryShapes(db, readNow)
   const selectEntityById = (bound: ParameterValue[]) => selectServedEntities(db).where('id', '=', bound[0] as string)
-  const selectMergeEndOf = (bound: ParameterValue[]) => selectMergeEnd(db, bound[0] as string, bound[1] as string)
+  const selectMergeEndOf = (bound: ParameterValue[]) => selectMergeEnd(db, bound[0] as string)
   // Not async: read at once, a point read makes one promise, not three (each costs a get
   // allocations the collector then spends time on; bench/README.md).
   const readEntity = (key: string, values: string[], build: (bound: ParameterValue[]) => Compilable<ServedEntityRow>): Promise<StoredEntity | null> => {
@@ -185,7 +185,7 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
     // A get in one statement on SQLite, a merged id's too (a hop cost a statement and a promise).
     // Not on PostgreSQL: there the recursive statement costs the server more than the point read
     // (in pgbench, even prepared: 0.030 ms against 0.024), which most gets are (bench/README.md).
-    ...(dialect.name === 'sqlite' ? { getMergeEnd: (id: string) => readEntity('merge-end', [id, id], selectMergeEndOf) } : {}),
+    ...(dialect.name === 'sqlite' ? { getMergeEnd: (id: string) => readEntity('merge-end', [id], selectMergeEndOf) } : {}),
 
     async getEntities(ids) {
       if (ids.length === 0) return []

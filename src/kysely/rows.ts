@@ -42,17 +42,16 @@ export function selectServedEntities(db: Kysely<RegistryDatabase>) {
  * itself unless merged (SQLite stops at it: no chain is read for most gets), else the chain's rows hop
  * by hop, a merged row followed into the next while fewer than MAX_MERGE_HOPS hops were taken, so
  * that only the last can be other than merged: that one. No row when the chain ends merged (too long,
- * a missing link) or `id` never existed. `id` is bound twice (`idAgain`, the same id): a query shape
- * binds each of its values once.
+ * a missing link) or `id` never existed.
  */
-export function selectMergeEnd(db: Kysely<RegistryDatabase>, id: string, idAgain: string) {
+export function selectMergeEnd(db: Kysely<RegistryDatabase>, id: string) {
   const merged = sql.lit<EntityState>('merged')
   return db
     .withRecursive('chain(id, state, merged_into, snapshot, resource, hops)', (db) =>
       db
         .selectFrom('entities')
         .select([...SERVED_COLUMNS, sql.lit(0).as('hops')])
-        .where('id', '=', idAgain)
+        .where('id', '=', id)
         .unionAll(
           db
             .selectFrom('chain')
