@@ -199,39 +199,40 @@ describe('search indexes agree on passages', () => {
 describe('search indexes agree on the passages that hold the most words', () => {
   // Of three words, a passage must hold two. Passages of the rarer third word alone outrank the one
   // that holds the two common words: a ranking of any of the words, cut at its limit, left it out.
-  it('find them though many passages of fewer words score higher', { timeout: 120_000 }, async () => {
-    const vector = new Float32Array(embedder.dimensions).fill(0.1)
-    const entity = (id: string, ...passages: string[]) => ({ id, fields: { type: 'legislation' }, tokens: ['bill'], names: [], vector, passages: passages.map((text) => ({ tokens: text.split(' ') })) })
-    const upserts = [
-      entity('both', 'alpha beta filler'),
-      ...Array.from({ length: 30 }, (_, n) => entity(`alpha${n}`, 'alpha filler filler', 'beta filler filler')),
-      ...Array.from({ length: 10 }, (_, n) => entity(`gamma${n}`, 'gamma gamma gamma')),
-    ]
-    const query = { words: ['alpha', 'beta', 'gamma'].map((token) => ({ token, names: [] })), phrases: [] }
-    for (const kind of runnable) {
-      const { index, dispose } = await kind.open(embedder.dimensions)
-      await index.apply({ upserts, removals: [], state: { cursor: null, embedderId: 'test' } })
-      await index.optimize()
-      expect((await index.fullText(query, [], 2)).map((hit) => [hit.id, hit.matched]), kind.name).toEqual([['both', 2]])
-      await dispose()
-    }
+  /** A bill titled "bill" whose text is cut into these passages (each a space-separated line of tokens). */
+  const billWithPassages = (id: string, ...passages: string[]) => ({
+    id,
+    fields: { type: 'legislation' },
+    tokens: ['bill'],
+    names: [],
+    vector: new Float32Array(embedder.dimensions).fill(0.1),
+    passages: passages.map((text) => ({ tokens: text.split(' ') })),
   })
-
-  it('answer a query of 32 words (the most a query has) without making every set of 17 of them', { timeout: 120_000 }, async () => {
-    const vector = new Float32Array(embedder.dimensions).fill(0.1)
-    const words = Array.from({ length: 32 }, (_, n) => `word${n}`)
-    const upserts = [
-      { id: 'most', fields: { type: 'legislation' }, tokens: ['bill'], names: [], vector, passages: [{ tokens: [...words.slice(0, 20), 'filler'] }] },
-      { id: 'few', fields: { type: 'legislation' }, tokens: ['bill'], names: [], vector, passages: [{ tokens: [...words.slice(0, 3), 'filler'] }] },
-    ]
+  /** Full text of `words` on every index holding `upserts`: each hit's id and how many words it matched. */
+  const fullTextOnEachIndex = async (upserts: ReturnType<typeof billWithPassages>[], words: string[], limit: number, expected: [string, number][]) => {
     const query = { words: words.map((token) => ({ token, names: [] })), phrases: [] }
     for (const kind of runnable) {
       const { index, dispose } = await kind.open(embedder.dimensions)
       await index.apply({ upserts, removals: [], state: { cursor: null, embedderId: 'test' } })
       await index.optimize()
-      expect((await index.fullText(query, [], 10)).map((hit) => [hit.id, hit.matched]), kind.name).toEqual([['most', 20]])
+      expect((await index.fullText(query, [], limit)).map((hit) => [hit.id, hit.matched]), kind.name).toEqual(expected)
       await dispose()
     }
+  }
+
+  it('find them though many passages of fewer words score higher', { timeout: 120_000 }, async () => {
+    const upserts = [
+      billWithPassages('both', 'alpha beta filler'),
+      ...Array.from({ length: 30 }, (_, n) => billWithPassages(`alpha${n}`, 'alpha filler filler', 'beta filler filler')),
+      ...Array.from({ length: 10 }, (_, n) => billWithPassages(`gamma${n}`, 'gamma gamma gamma')),
+    ]
+    await fullTextOnEachIndex(upserts, ['alpha', 'beta', 'gamma'], 2, [['both', 2]])
+  })
+
+  it('answer a query of 32 words (the most a query has) without making every set of 17 of them', { timeout: 120_000 }, async () => {
+    const words = Array.from({ length: 32 }, (_, n) => `word${n}`)
+    const upserts = [billWithPassages('most', [...words.slice(0, 20), 'filler'].join(' ')), billWithPassages('few', [...words.slice(0, 3), 'filler'].join(' '))]
+    await fullTextOnEachIndex(upserts, words, 10, [['most', 20]])
   })
 })
 
