@@ -76,6 +76,7 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
   const shapes = createQueryShapes(db, readNow)
   const selectEntityById = (bound: ParameterValue[]) => selectServedEntities(db).where('id', '=', bound[0] as string)
   const selectMergeEndOf = (bound: ParameterValue[]) => selectMergeEnd(db, bound[0] as string)
+  const selectMergeEndAfterHopOf = (bound: ParameterValue[]) => selectMergeEnd(db, bound[0] as string, 1)
   // Not async: read at once, a point read makes one promise, not three (each costs a get
   // allocations the collector then spends time on; bench/README.md).
   const readEntity = (key: string, values: string[], build: (bound: ParameterValue[]) => Compilable<ServedEntityRow>): Promise<StoredEntity | null> => {
@@ -86,6 +87,7 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
       return Promise.reject(error)
     }
   }
+  const getEntity = (id: string) => readEntity('entity', [id], selectEntityById)
   const readFeedHead = async () => encodeHead((await shapes.execute('feed-head', [], () => feedHeadQuery(db)))[0]!.seq)
 
   return {
@@ -180,12 +182,20 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
       return { entities, hasMore: windowFull, cursor: windowFull ? window!.last : (entities.at(-1)?.id ?? null), feedHead }
     },
 
-    getEntity: (id) => readEntity('entity', [id], selectEntityById),
+    getEntity,
 
     // A get in one statement on SQLite, a merged id's too (a hop cost a statement and a promise).
-    // Not on PostgreSQL: there the recursive statement costs the server more than the point read
-    // (in pgbench, even prepared: 0.030 ms against 0.024), which most gets are (bench/README.md).
-    ...(dialect.name === 'sqlite' ? { getMergeEnd: (id: string) => readEntity('merge-end', [id], selectMergeEndOf) } : {}),
+    // On PostgreSQL the recursive statement costs the server more than the point read (in pgbench,
+    // even prepared: 0.030 ms against 0.024), which most gets are: the point read first, and only a
+    // merged entity's chain in one more, two round trips where a hop each took three for two hops.
+    getMergeEnd:
+      dialect.name === 'sqlite'
+        ? (id: string) => readEntity('merge-end', [id], selectMergeEndOf)
+        : (id: string) =>
+            getEntity(id).then((entity) => {
+              if (entity?.state !== 'merged') return entity
+              return entity.mergedInto === null ? null : readEntity('merge-end-after-hop', [entity.mergedInto], selectMergeEndAfterHopOf)
+            }),
 
     async getEntities(ids) {
       if (ids.length === 0) return []

@@ -42,15 +42,16 @@ export function selectServedEntities(db: Kysely<RegistryDatabase>) {
  * itself unless merged (SQLite stops at it: no chain is read for most gets), else the chain's rows hop
  * by hop, a merged row followed into the next while fewer than MAX_MERGE_HOPS hops were taken, so
  * that only the last can be other than merged: that one. No row when the chain ends merged (too long,
- * a missing link) or `id` never existed.
+ * a missing link) or `id` never existed. `hopsTaken`: hops already followed to reach `id` (a store
+ * that read the first hop apart starts the chain at the entity it was merged into).
  */
-export function selectMergeEnd(db: Kysely<RegistryDatabase>, id: string) {
+export function selectMergeEnd(db: Kysely<RegistryDatabase>, id: string, hopsTaken = 0) {
   const merged = sql.lit<EntityState>('merged')
   return db
     .withRecursive('chain(id, state, merged_into, snapshot, resource, hops)', (db) =>
       db
         .selectFrom('entities')
-        .select([...SERVED_COLUMNS, sql.lit(0).as('hops')])
+        .select([...SERVED_COLUMNS, sql.lit(hopsTaken).as('hops')])
         .where('id', '=', id)
         .unionAll(
           db
