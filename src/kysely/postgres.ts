@@ -71,7 +71,7 @@ const END = /^\s*(commit|rollback|end|abort)\s*$/i
  * connection as the store being unavailable; and `read`, which sends a query shape's read on a
  * connection of that pool without Kysely.
  *
- * Each read (`select`) goes as a named statement: PostgreSQL parses and plans an unnamed statement
+ * Each read (`select`, and every query shape's read) goes as a named statement: PostgreSQL parses and plans an unnamed statement
  * on every call, and a named one once a connection (which doubles the rate of a page query,
  * measured with pgbench). Kysely sends every query unnamed; with the query shapes compiled once, the
  * texts repeat, and the first MAX_NAMED_READS of them are named.
@@ -86,16 +86,18 @@ const END = /^\s*(commit|rollback|end|abort)\s*$/i
  */
 function storePool(pool: PostgresPool, readTimeoutMs: number): { pool: PostgresPool; read: ImmediateRead } {
   const names = new Map<string, string>()
-  const nameOf = (text: string): string | undefined => {
+  // `read` sends only the query shapes' reads, a recursive one (`with recursive`) among them; through
+  // Kysely, a statement is known to be a read by its first word.
+  const nameOf = (text: string, isRead: boolean): string | undefined => {
     let name = names.get(text)
-    if (name === undefined && names.size < MAX_NAMED_READS && /^select /i.test(text)) {
+    if (name === undefined && names.size < MAX_NAMED_READS && (isRead || /^select /i.test(text))) {
       name = `entity_registry_${names.size}`
       names.set(text, name)
     }
     return name
   }
-  const send = (client: PostgresPoolClient, text: string, values: unknown, timed: boolean) => {
-    const name = nameOf(text)
+  const send = (client: PostgresPoolClient, text: string, values: unknown, timed: boolean, isRead = false) => {
+    const name = nameOf(text, isRead)
     return new Promise<{ rows: unknown[] }>((resolve, reject) => {
       const timer = timed
         ? setTimeout(() => {
@@ -131,7 +133,7 @@ function storePool(pool: PostgresPool, readTimeoutMs: number): { pool: PostgresP
   // took 67 us of Node CPU, here 44, as the floor's `pool.query` (bench/README.md).
   const read: ImmediateRead = (text, values) =>
     connect().then((client) =>
-      send(client, text, values, true).then(
+      send(client, text, values, true, true).then(
         (result) => {
           client.release()
           return result.rows
