@@ -141,7 +141,11 @@ export function searchEntities() {
   const pick = (items) => items[Math.floor(random() * items.length)]
   const titleOf = () => Array.from({ length: 5 + Math.floor(random() * 5) }, () => pick(WORDS)).join(' ')
   const fieldsOf = (n) => ({ type: types[n % 3], jurisdiction: `US-${states[(n * 7) % states.length]}`, title: titleOf(), localType: n % 3 === 1 ? 'bill' : 'record' })
-  return { fieldsOf, pick }
+  /** Starts the sequence again from `value`: queries the same whether or not this run drew the titles. */
+  const reseed = (value) => {
+    seed = value
+  }
+  return { fieldsOf, pick, reseed }
 }
 // Names made of syllables, so that typos and prefixes meet realistic neighbours (a surname one edit from another).
 const SYLLABLES = 'ka lo bu char mi den ver sal ton ri ga nel bro wic fen dor mar tis quin hal pe zor lu van sik ob ter ham yel cor'.split(' ')

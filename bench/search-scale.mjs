@@ -20,7 +20,7 @@ const TOTAL = Number(process.argv.slice(2).find((argument, at, all) => /^\d+$/.t
 const TEXTS = process.argv.includes('--texts') ? Number(process.argv[process.argv.indexOf('--texts') + 1]) : 0
 // The indexer's own cutting, from its source: `passagesOf` is not part of the package's API.
 const { passagesOf } = await import(`data:text/javascript,${encodeURIComponent(transformSync(readFileSync(new URL('../src/texts/passages.ts', import.meta.url), 'utf8'), { loader: 'ts', format: 'esm' }).code)}`)
-const { fieldsOf, pick } = searchEntities()
+const { fieldsOf, pick, reseed } = searchEntities()
 /** Full text's query for plain words (the titles hold no names). */
 const textQueryOf = (text) => ({ words: tokenize(text).map((token) => ({ token, names: [token] })), phrases: [] })
 
@@ -102,7 +102,7 @@ const qualifiers = [
   { kind: 'qualifier', field: 'type', negated: false, op: 'eq', values: ['legislation'] },
   { kind: 'qualifier', field: 'jurisdiction', negated: false, op: 'eq', values: ['US-WA'] },
 ]
-seed = 11 // the same queries whether or not this run built the data
+reseed(11) // the same queries whether or not this run built the data
 const queries = Array.from({ length: 60 }, () => `${pick(WORDS)} ${pick(WORDS)}`)
 // With texts, also words found only in them: one beside a title word, and two alone.
 textSeed = 17
