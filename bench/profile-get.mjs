@@ -4,7 +4,8 @@
 // (profile-hook.mjs), every sample given to a step by its stack (STEPS), in microseconds a request:
 // the main thread's sampled time over the requests answered. Other threads' CPU (GC helpers, libuv's
 // pool) is the process's CPU (/proc) less the main thread's.
-//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged | --download | --path PATH]
+//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged | --download | --path PATH] [--postgres URL]
+// --postgres: both servers over http.mjs's schema of that server (`http.mjs --postgres URL` builds it).
 // --merged profiles the get of an id merged twice over (http.mjs's "get merged (two hops)") instead;
 // --path any request of http.mjs's (a list page: '/v1/entities?page[limit]=100').
 //   node bench/profile-get.mjs --analyse DIR [--top N]   (the profiles a run with --keep DIR left, again)
@@ -32,11 +33,19 @@ const { values: options } = parseArgs({
     merged: { type: 'boolean', default: false },
     download: { type: 'boolean', default: false },
     path: { type: 'string' },
+    postgres: { type: 'string' },
   },
 })
 const total = Number(options.entities)
-const data = join(DATA_DIR, `http-${total}`)
-if (!existsSync(data) && !options.analyse) throw new Error(`no ${data}: run node bench/http.mjs --only get --entities ${total} first`)
+const data = join(DATA_DIR, `http-${total}${options.postgres === undefined ? '' : '-postgres'}`)
+if (!existsSync(data) && !options.analyse) throw new Error(`no ${data}: run node bench/http.mjs --only get --entities ${total}${options.postgres === undefined ? '' : ' --postgres URL'} first`)
+/** With --postgres, http.mjs's schema of that server, as every connection's search_path. */
+const database = []
+if (options.postgres !== undefined) {
+  const url = new URL(options.postgres)
+  url.searchParams.set('options', `-c search_path=bench_http_${total}`)
+  database.push('--database', url.href)
+}
 // The ids http.mjs gets: 1 is merged into 2, 2 into 3.
 const path = options.path ?? (options.download ? await renditionPath() : `/v1/entities/${idOf(options.merged ? 1 : 123_456 % total)}`)
 const profiles = options.analyse ?? options.keep ?? mkdtempSync(join(tmpdir(), 'profile-get-'))
@@ -44,7 +53,7 @@ mkdirSync(profiles, { recursive: true })
 
 /** The download of the demo bill's first rendition (as http.mjs downloads it), read from the data set's snapshot. */
 async function renditionPath() {
-  const [{ snapshot }] = await (await openQueries(data)).entity('hr3590111')
+  const [{ snapshot }] = await (await openQueries(data, database[1])).entity('hr3590111')
   const { renditionId, filename } = JSON.parse(snapshot).texts[0].renditions[0]
   return `/v1/entities/hr3590111/renditions/${renditionId}.${filename.split('.').pop()}`
 }
@@ -67,7 +76,7 @@ const STEPS = [
   // A download's bytes: the blob store, and node:fs reading the file (the floor's readFile too).
   { step: 'blob (stat, read the file)', test: ({ source }) => source.startsWith('src/blobs/') || /^node:(fs|internal\/fs\/.*)$/.test(source) },
   { step: 'rendition (src/http/renditions.ts)', test: ({ source }) => source === 'src/http/renditions.ts' },
-  { step: 'store (Kysely, better-sqlite3)', test: ({ source }) => source.startsWith('src/kysely/') || source.includes('node_modules/kysely/') || source.includes('node_modules/better-sqlite3/') || source === 'bench/servers/queries.mjs' },
+  { step: 'store (Kysely, better-sqlite3 or pg)', test: ({ source }) => source.startsWith('src/kysely/') || /node_modules\/(kysely|better-sqlite3|pg|pg-protocol|pg-pool|pg-types|postgres-array)\//.test(source) || source === 'bench/servers/queries.mjs' },
   { step: 'document (template filled, links)', test: ({ name, source }) => ['src/http/documents.ts', 'src/http/responses.ts', 'src/contract/resource-json.ts', 'src/http/links.ts'].includes(source) || (source === 'bench/servers/floor.mjs' && name !== '(anonymous)') },
   { step: 'dispatch (registry.answer, handle, serve, the entity handler)', test: ({ source }) => ['src/registry.ts', 'src/http/entities.ts', 'src/contract/merges.ts'].includes(source) },
   // The floor's listener (its one anonymous function) reads the URL, as the adapter does.
@@ -164,8 +173,8 @@ function attribute({ profile, requests }) {
 }
 
 const servers = {
-  floor: [join(ROOT, 'bench/servers/floor.mjs'), data],
-  'entity-registry': [join(ROOT, 'dist/cli/main.js'), 'serve', '--data', data, '--api-key', KEY, '--rate-limit', String(1_000_000_000), '--search', 'none', '--log', 'warn', '--port', '0'],
+  floor: [join(ROOT, 'bench/servers/floor.mjs'), data, ...database],
+  'entity-registry': [join(ROOT, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', String(1_000_000_000), '--search', 'none', '--log', 'warn', '--port', '0'],
 }
 if (!options.analyse) for (const [name, args] of Object.entries(servers)) await profileUnderLoad(name, args)
 const runs = Object.fromEntries(Object.keys(servers).map((name) => [name, readRun(name)]))
