@@ -7,10 +7,11 @@
 // the floor); with --postgres on that server (a `pg` Pool of 10 with named prepared statements in
 // the floor, `serve --database` for the registry, whose pool is `pg`'s default of 10 too). autocannon
 // in this process, 10 connections; the servers are interleaved request kind by request kind, round by round.
-//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--postgres postgres://…] [--only get] [--baseline DIR] [--write]
+//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--postgres postgres://…] [--only get] [--baseline DIR] [--without-rate-limit] [--write]
 // --only runs the request kinds whose name holds that text (and refuses --write).
 // --baseline DIR serves the entity-registry built in another checkout (DIR/dist) too, beside this one's,
 // interleaved with the rest: an A/B of two builds in one run (and refuses --write).
+// --without-rate-limit serves this build without its rate limit too, beside the one with it: the limiter's cost.
 // The data set is built once: under bench/.data, and with --postgres in the schema bench_http_<entities>
 // of that database (the blobs still in a directory under bench/.data); drop it to rebuild.
 // --write puts the table into bench/README.md between its "bench/http.mjs sqlite" (or "postgres") markers.
@@ -32,6 +33,7 @@ const { values: options } = parseArgs({
     write: { type: 'boolean', default: false },
     only: { type: 'string' },
     baseline: { type: 'string' },
+    'without-rate-limit': { type: 'boolean', default: false },
   },
 })
 const total = Number(options.entities)
@@ -161,14 +163,16 @@ const database = postgres === undefined ? [] : ['--database', postgres.database]
 // Both servers that keep the contract limit each key, at a limit no run reaches.
 const RATE_LIMIT = String(1_000_000_000)
 /** `entity-registry serve` as built in the checkout at `checkout`. */
-const registryServer = (checkout) =>
-  startServer(process.execPath, [join(checkout, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--search', 'none', '--log', 'warn', '--port', '0'])
+const registryServer = (checkout, rateLimit = ['--rate-limit', RATE_LIMIT]) =>
+  startServer(process.execPath, [join(checkout, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, ...rateLimit, '--search', 'none', '--log', 'warn', '--port', '0'])
 if (options.baseline !== undefined && options.write) throw new Error('--baseline adds a row to the table: it cannot --write it')
+if (options['without-rate-limit'] && options.write) throw new Error('--without-rate-limit adds a row to the table: it cannot --write it')
 const servers = {
   floor: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database]),
   Fastify: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database, '--fastify']),
   'Fastify, contract': await startServer(process.execPath, [join(root, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT]),
   ...(options.baseline === undefined ? {} : { 'entity-registry, baseline': await registryServer(options.baseline) }),
+  ...(options['without-rate-limit'] ? { 'entity-registry, no rate limit': await registryServer(root, ['--rate-limit', '0']) } : {}),
   'entity-registry': await registryServer(root),
 }
 try {
