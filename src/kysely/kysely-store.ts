@@ -186,8 +186,8 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
 
     // A get in one statement on SQLite, a merged id's too (a hop cost a statement and a promise).
     // On PostgreSQL the recursive statement costs the server more than the point read (in pgbench,
-    // even prepared: 0.030 ms against 0.024), which most gets are: the point read first, and only a
-    // merged entity's chain in one more, two round trips where a hop each took three for two hops.
+    // even prepared: 0.030 ms against 0.024), which most gets are: the point read first, and only for
+    // a merged entity its chain in one more, so two round trips for any chain (two hops took three).
     getMergeEnd:
       dialect.name === 'sqlite'
         ? (id: string) => readEntity('merge-end', [id], selectMergeEndOf)
