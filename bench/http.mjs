@@ -22,7 +22,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { createPostgresStore, createSqliteStore } from '../dist/kysely/index.js'
 import { createFileBlobStore, importNdjson } from '../dist/node/index.js'
-import { applyInBatches, DATA_DIR, idOf, KEY, machine, recordOf, ROOT as root, startServer } from './lib.mjs'
+import { applyInBatches, DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, recordOf, ROOT as root, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -68,19 +68,12 @@ function sqliteData() {
   })
 }
 
-/** `url` with every connection's search_path set to `schema`, as `serve --database` takes it. */
-function inSchema(url, schema) {
-  const withSchema = new URL(url)
-  withSchema.searchParams.set('options', `-c search_path=${schema}`)
-  return withSchema.href
-}
-
 /**
  * The same data set in the schema bench_http_<total> of the server at `url` (built once, in a
  * schema renamed when complete) and a directory of its blobs: { data, database, version, postmaster }.
  */
 async function postgresData(url) {
-  const schema = `bench_http_${total}`
+  const schema = httpSchemaOf(total)
   const admin = new pg.Client({ connectionString: url })
   await admin.connect()
   try {

@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
-import { DATA_DIR, ROOT, idOf, machine, recordOf } from './lib.mjs'
+import { DATA_DIR, ROOT, idOf, inSchema, machine, recordOf } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -166,12 +166,6 @@ async function postgresTargets(url, count) {
       rmSync(blobs, { recursive: true, force: true })
     },
   }
-}
-
-function inSchema(url, schema) {
-  const withSchema = new URL(url)
-  withSchema.searchParams.set('options', `-c search_path=${schema}`)
-  return withSchema.href
 }
 
 /**

@@ -13,6 +13,15 @@ export const KEY = 'bench-key'
 export const DATA_DIR = new URL('./.data/', import.meta.url).pathname
 export const ROOT = new URL('..', import.meta.url).pathname
 
+/** `url` with every connection's search_path set to `schema`, as `serve --database` takes it. */
+export function inSchema(url, schema) {
+  const withSchema = new URL(url)
+  withSchema.searchParams.set('options', `-c search_path=${schema}`)
+  return withSchema.href
+}
+/** The PostgreSQL schema of http.mjs's data set of `total` entities (profile-get.mjs serves it too). */
+export const httpSchemaOf = (total) => `bench_http_${total}`
+
 /**
  * Starts a server in its own process group and resolves when it prints "listening on URL": its URL,
  * the admin port's URL when it printed one (`--admin-port`), its pid, and a stop function that ends

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { DATA_DIR, idOf, KEY, machine, ROOT, startServer } from './lib.mjs'
+import { DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, ROOT, startServer } from './lib.mjs'
 import { openQueries } from './servers/queries.mjs'
 
 const { values: options } = parseArgs({
@@ -39,13 +39,8 @@ const { values: options } = parseArgs({
 const total = Number(options.entities)
 const data = join(DATA_DIR, `http-${total}${options.postgres === undefined ? '' : '-postgres'}`)
 if (!existsSync(data) && !options.analyse) throw new Error(`no ${data}: run node bench/http.mjs --only get --entities ${total}${options.postgres === undefined ? '' : ' --postgres URL'} first`)
-/** With --postgres, http.mjs's schema of that server, as every connection's search_path. */
-const database = []
-if (options.postgres !== undefined) {
-  const url = new URL(options.postgres)
-  url.searchParams.set('options', `-c search_path=bench_http_${total}`)
-  database.push('--database', url.href)
-}
+/** With --postgres, http.mjs's schema of that server. */
+const database = options.postgres === undefined ? [] : ['--database', inSchema(options.postgres, httpSchemaOf(total))]
 // The ids http.mjs gets: 1 is merged into 2, 2 into 3.
 const path = options.path ?? (options.download ? await renditionPath() : `/v1/entities/${idOf(options.merged ? 1 : 123_456 % total)}`)
 const profiles = options.analyse ?? options.keep ?? mkdtempSync(join(tmpdir(), 'profile-get-'))
