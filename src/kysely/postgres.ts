@@ -73,8 +73,8 @@ const END = /^\s*(commit|rollback|end|abort)\s*$/i
  *
  * Each read (every query shape's, and any `select`) goes as a named statement: PostgreSQL parses
  * and plans an unnamed statement on every call, and a named one once a connection (which doubles the
- * rate of a page query, measured with pgbench). Kysely sends every query unnamed; with the query shapes compiled once, the
- * texts repeat, and the first MAX_NAMED_READS of them are named.
+ * rate of a page query, measured with pgbench). Kysely sends every query unnamed; with the query
+ * shapes compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named.
  *
  * Each query goes with a callback, and the promise is made here: awaiting `pg`'s own promise, ten
  * concurrent page queries kept so much alive that V8 moved it to the old generation, 20 full
