@@ -64,7 +64,7 @@ if (fresh) {
   for (let start = 0; start < TOTAL; start += 20_000) {
     const batch = Array.from({ length: Math.min(20_000, TOTAL - start) }, (_, offset) => ({ id: `e${(start + offset).toString(36).padStart(5, '0')}`, fields: fieldsOf(start + offset) }))
     const vectors = await embedder.embed(batch.map(({ fields }) => `${fields.title}. ${fields.localType}`))
-    const upserts = batch.map(({ id, fields }, position) => ({ id, fields, tokens: tokenize(fields.title), names: [], vector: vectors[position] }))
+    const upserts = batch.map(({ id, fields }, position) => ({ id, fields, tokens: tokenize(fields.title), names: [], vector: vectors[position], created: true }))
     for (const [position, upsert] of upserts.entries()) {
       if (!hasText(start + position)) continue
       let at = performance.now()
@@ -77,7 +77,8 @@ if (fresh) {
       text.bytes += Buffer.byteLength(body)
       text.passages += upsert.passages.length
     }
-    // Rows are new: `apply` deletes before it adds, which costs nothing on ids that are not there.
+    // Marked new, as the indexer marks an entity's creation: `apply` adds them without the delete by id,
+    // which reads every row the id index does not hold yet (the build slowed to 1,300 entities a second).
     await index.apply({ upserts, removals: [], state: { cursor: null, embedderId: embedder.id } })
     process.stdout.write(`  ${start + batch.length} / ${TOTAL}\r`)
   }

@@ -90,33 +90,41 @@ function storePool(pool: PostgresPool, readTimeoutMs: number): { pool: PostgresP
   // Kysely, a statement is known to be a read by its first word.
   const nameOf = (text: string, isRead: boolean): string | undefined => {
     let name = names.get(text)
-    if (name === undefined && names.size < MAX_NAMED_READS && (isRead || /^select /i.test(text))) {
+    if (name === undefined && names.size < MAX_NAMED_READS && isRead) {
       name = `entity_registry_${names.size}`
       names.set(text, name)
     }
     return name
   }
-  const send = (client: PostgresPoolClient, text: string, values: unknown, timed: boolean, isRead = false) => {
+  type Done<Result> = (error: unknown, result?: Result) => void
+  /** Sends a statement; `done` is called once, with the first of its answer and the timeout. */
+  const send = (client: PostgresPoolClient, text: string, values: unknown, timed: boolean, isRead: boolean, done: Done<{ rows: unknown[] }>) => {
     const name = nameOf(text, isRead)
-    return new Promise<{ rows: unknown[] }>((resolve, reject) => {
-      const timer = timed
-        ? setTimeout(() => {
-            reject(new DependencyUnavailableError('store', `the database did not answer within ${readTimeoutMs} ms`))
-            void (client as unknown as { end(): Promise<void> }).end().catch(() => {})
-          }, readTimeoutMs)
-        : undefined
-      const done = (error: Error | null, result: { rows: unknown[] }) => {
-        clearTimeout(timer)
-        if (error) reject(asStoreError(error))
-        else resolve(result)
-      }
-      ;(client.query as (...query: unknown[]) => unknown).call(client, name === undefined ? { text, values } : { name, text, values }, done)
-    })
+    let answered = false
+    const answer: Done<{ rows: unknown[] }> = (error, result) => {
+      if (answered) return
+      answered = true
+      clearTimeout(timer)
+      done(error, result)
+    }
+    const timer = timed
+      ? setTimeout(() => {
+          // Ended before `done` may release it, so that the pool drops it rather than lend it again.
+          void (client as unknown as { end(): Promise<void> }).end().catch(() => {})
+          answer(new DependencyUnavailableError('store', `the database did not answer within ${readTimeoutMs} ms`))
+        }, readTimeoutMs)
+      : undefined
+    ;(client.query as (...query: unknown[]) => unknown).call(client, name === undefined ? { text, values } : { name, text, values }, (error: Error | null, result: { rows: unknown[] }) =>
+      answer(error ? asStoreError(error) : null, result),
+    )
+  }
+  // `pg`'s pool takes a callback (and then makes no promise); a pool of Kysely's type answers a promise.
+  const connectWith = (done: Done<PostgresPoolClient>) => {
+    const connecting = (pool.connect as (callback: Done<PostgresPoolClient>) => Promise<PostgresPoolClient> | undefined).call(pool, done)
+    connecting?.then((client) => done(null, client), done)
   }
   const connect = () =>
-    pool.connect().catch((error: unknown) => {
-      throw asStoreError(error)
-    })
+    new Promise<PostgresPoolClient>((resolve, reject) => connectWith((error, client) => (error ? reject(asStoreError(error)) : resolve(client!))))
   const inTransaction = new WeakSet<PostgresPoolClient>()
   const storeClient = (client: PostgresPoolClient) =>
     overriding(client, 'query', (...query: unknown[]) => {
@@ -126,23 +134,22 @@ function storePool(pool: PostgresPool, readTimeoutMs: number): { pool: PostgresP
       if (BEGIN.test(text)) inTransaction.add(client)
       const timed = !inTransaction.has(client)
       if (END.test(text)) inTransaction.delete(client)
-      return send(client, text, values, timed)
+      return new Promise((resolve, reject) => send(client, text, values, timed, /^select /i.test(text), (error, result) => (error ? reject(error) : resolve(result))))
     })
   // Through Kysely a read went through a dozen async calls and a connection object made a call (its
   // driver's, its connection provider's, this pool's wrapped client): in-process a get by id's read
-  // took 67 us of Node CPU, here 44, as the floor's `pool.query` (bench/README.md).
+  // took 67 us of Node CPU, here 44, as the floor's `pool.query` (bench/README.md). Callbacks to the
+  // one promise a read makes: each promise more costs a request its allocations.
   const read: ImmediateRead = (text, values) =>
-    connect().then((client) =>
-      send(client, text, values, true, true).then(
-        (result) => {
-          client.release()
-          return result.rows
-        },
-        (error: unknown) => {
-          client.release()
-          throw error
-        },
-      ),
+    new Promise((resolve, reject) =>
+      connectWith((error, client) => {
+        if (error) return reject(asStoreError(error))
+        send(client!, text, values, true, true, (error, result) => {
+          client!.release()
+          if (error) reject(error)
+          else resolve(result!.rows)
+        })
+      }),
     )
   return { pool: overriding(pool, 'connect', async () => storeClient(await connect())), read }
 }
