@@ -3,19 +3,24 @@
 // download: the demo bill's 327 KB HTML), each profiled by V8's sampling profiler over the load alone
 // (profile-hook.mjs), every sample given to a step by its stack (STEPS), in microseconds a request:
 // the main thread's sampled time over the requests answered. Other threads' CPU (GC helpers, libuv's
-// pool) is the process's CPU (/proc) less the main thread's.
-//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged | --download | --path PATH] [--postgres URL]
+// pool) is the process's CPU (/proc) less the main thread's. The garbage collections of the load too,
+// by kind, a 1,000 requests.
+// --heap: what a request allocates instead (the contract peer beside them), by V8's sampling heap
+// profiler, each server run twice: every allocation, then only what outlived a young-generation
+// collection (what makes those collections slow, and full collections come): bytes a request, by
+// the frame that allocated them.
+//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged | --download | --path PATH] [--postgres URL] [--heap]
 // --postgres: both servers over http.mjs's schema of that server (`http.mjs --postgres URL` builds it).
 // --merged profiles the get of an id merged twice over (http.mjs's "get merged (two hops)") instead;
 // --path any request of http.mjs's (a list page: '/v1/entities?page[limit]=100').
-//   node bench/profile-get.mjs --analyse DIR [--top N]   (the profiles a run with --keep DIR left, again)
+//   node bench/profile-get.mjs --analyse DIR [--top N] [--heap]   (the profiles a run with --keep DIR left, again)
 // Needs the data set of http.mjs (bench/.data/http-<entities>; `node bench/http.mjs --only get` builds it).
 // --top N prints the N frames with the most self time of each server, with the step each went to.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { SourceMap } from 'node:module'
 import { loadavg, tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -34,6 +39,7 @@ const { values: options } = parseArgs({
     download: { type: 'boolean', default: false },
     path: { type: 'string' },
     postgres: { type: 'string' },
+    heap: { type: 'boolean', default: false },
   },
 })
 const total = Number(options.entities)
@@ -88,11 +94,14 @@ function cpuMicros(pid, { mainThread = false, systemOnly = false } = {}) {
   return (((systemOnly ? 0 : Number(fields[11])) + Number(fields[12])) * 1e6) / 100
 }
 
-async function profileUnderLoad(name, args) {
-  const file = join(profiles, `${name}.cpuprofile`)
+/** Where a run's profile goes: a CPU profile, or a heap profile of every allocation or of the survivors. */
+const profileFile = (name, sampling) => join(profiles, sampling === undefined ? `${name}.cpuprofile` : `${name}.${sampling}.heapprofile`)
+
+async function profileUnderLoad(name, args, sampling) {
+  const file = profileFile(name, sampling)
   rmSync(file, { force: true })
   const server = await startServer(process.execPath, ['--import', join(ROOT, 'bench/profile-hook.mjs'), ...args], {
-    env: { CPU_PROFILE: file, CPU_PROFILE_INTERVAL: options.interval },
+    env: { PROFILE: file, CPU_PROFILE_INTERVAL: options.interval, ...(sampling === undefined ? {} : { HEAP_SAMPLING: sampling }) },
   })
   const load = (duration) => autocannon({ url: server.url + path, connections: 10, duration, headers: { Authorization: `Bearer ${KEY}` } })
   await load(1) // warm-up
@@ -104,19 +113,21 @@ async function profileUnderLoad(name, args) {
   const [cpu, mainThreadCpu, systemCpu] = times().map((value, index) => value - before[index])
   process.kill(server.pid, 'SIGUSR2')
   for (let waited = 0; !existsSync(file); waited += 50) {
-    if (waited > 10_000) throw new Error(`${name}: no profile in ${file}`)
+    if (waited > 30_000) throw new Error(`${name}: no profile in ${file}`)
     await sleep(50)
   }
   await sleep(200)
   server.stop()
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} answers not 2xx, ${result.errors} errors`)
   const run = { requests: result.requests.total, rate: result.requests.average, cpu, mainThreadCpu, systemCpu }
-  writeFileSync(join(profiles, `${name}.json`), JSON.stringify(run))
+  writeFileSync(`${file}.json`, JSON.stringify(run))
   return run
 }
 
-function readRun(name) {
-  return { ...JSON.parse(readFileSync(join(profiles, `${name}.json`), 'utf8')), profile: JSON.parse(readFileSync(join(profiles, `${name}.cpuprofile`), 'utf8')) }
+function readRun(name, sampling) {
+  const file = profileFile(name, sampling)
+  const read = (path) => JSON.parse(readFileSync(path, 'utf8'))
+  return { ...read(`${file}.json`), collections: read(`${file}.gc.json`), profile: read(file) }
 }
 
 const sourceMaps = new Map()
@@ -128,7 +139,7 @@ function sourceOf({ url, lineNumber, columnNumber }) {
   if (!sourceMaps.has(file)) sourceMaps.set(file, existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))) : null)
   const map = sourceMaps.get(file)
   const original = map?.findEntry(lineNumber, columnNumber)?.originalSource
-  return original ? relative(ROOT, fileURLToPath(new URL(original, url))) : relative(ROOT, file)
+  return original ? relative(ROOT, fileURLToPath(new URL(original, pathToFileURL(file)))) : relative(ROOT, file)
 }
 
 /** Microseconds a request of each step, and the frames with the most self time. */
@@ -167,31 +178,80 @@ function attribute({ profile, requests }) {
   }
 }
 
+/** Bytes a request by the frame that allocated them (self size), and in all. */
+function attributeHeap({ profile, requests }) {
+  const perFrame = new Map()
+  let bytes = 0
+  const walk = (node) => {
+    if (node.selfSize > 0) {
+      const key = `${node.callFrame.functionName || '(anonymous)'} ${sourceOf(node.callFrame)}`
+      perFrame.set(key, (perFrame.get(key) ?? 0) + node.selfSize)
+      bytes += node.selfSize
+    }
+    for (const child of node.children) walk(child)
+  }
+  walk(profile.head)
+  return { bytes: bytes / requests, frames: [...perFrame].sort((a, b) => b[1] - a[1]).map(([key, total]) => [key, total / requests]) }
+}
+
 const servers = {
   floor: [join(ROOT, 'bench/servers/floor.mjs'), data, ...database],
+  ...(options.heap ? { 'Fastify, contract': [join(ROOT, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', String(1_000_000_000)] } : {}),
   'entity-registry': [join(ROOT, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', String(1_000_000_000), '--search', 'none', '--log', 'warn', '--port', '0'],
 }
-if (!options.analyse) for (const [name, args] of Object.entries(servers)) await profileUnderLoad(name, args)
-const runs = Object.fromEntries(Object.keys(servers).map((name) => [name, readRun(name)]))
-const results = Object.fromEntries(Object.entries(runs).map(([name, run]) => [name, attribute(run)]))
-for (const [name, result] of Object.entries(results)) {
-  for (const [key, micros] of result.frames.slice(0, Number(options.top))) console.log(`${name}: ${micros.toFixed(2)} us  ${key}`)
+const samplings = options.heap ? ['all', 'survivors'] : [undefined]
+if (!options.analyse) for (const [name, args] of Object.entries(servers)) for (const sampling of samplings) await profileUnderLoad(name, args, sampling)
+const names = Object.keys(servers)
+/** Per server, its run of each sampling (one CPU profile, or the two heap profiles). */
+const runs = Object.fromEntries(names.map((name) => [name, samplings.map((sampling) => readRun(name, sampling))]))
+/** A table row: `value` of each server's name. */
+const row = (label, value) => console.log(`| ${label} | ${names.map(value).join(' | ')} |`)
+/** Garbage collections of a kind in a run, a thousand requests: how many, and their milliseconds. */
+const collected = (run, kind) => {
+  const { count = 0, ms = 0 } = run.collections[kind] ?? {}
+  return `${((count * 1000) / run.requests).toFixed(1)}; ${((ms * 1000) / run.requests).toFixed(1)} ms`
 }
-const order = [...STEPS.map((step) => step.step), 'other JavaScript']
-const stepNames = [...new Set([...order, ...Object.values(results).flatMap((result) => [...result.steps.keys()])])]
-const us = (value) => (value === undefined ? '–' : value.toFixed(1))
-console.log(`${machine()}; ${new Date().toISOString().slice(0, 10)}; load average ${loadavg().map((value) => value.toFixed(2)).join(' ')};`)
-console.log(`GET ${path}, autocannon 10 connections, ${options.duration} s under V8's sampling profiler (every ${options.interval} us); profiles in ${profiles}`)
-console.log('')
-console.log(`| step | ${Object.keys(results).join(' | ')} |`)
-console.log(`|---|${Object.keys(results).map(() => '---:').join('|')}|`)
-for (const step of stepNames) {
-  if (Object.values(results).every((result) => !result.steps.has(step))) continue
-  console.log(`| ${step} | ${Object.values(results).map((result) => us(result.steps.get(step))).join(' | ')} |`)
+const collectionRows = () => {
+  for (const kind of ['young', 'incremental marking', 'full']) row(`${kind} collections a 1,000 requests (count; time)`, (name) => collected(runs[name][0], kind))
 }
-console.log(`| **main thread, sampled** | ${Object.values(results).map((result) => `**${us(result.busy)}**`).join(' | ')} |`)
-console.log(`| main thread CPU (/proc) | ${Object.values(runs).map((run) => us(run.mainThreadCpu / run.requests)).join(' | ')} |`)
-console.log(`| other threads (GC helpers, libuv) | ${Object.values(runs).map((run) => us((run.cpu - run.mainThreadCpu) / run.requests)).join(' | ')} |`)
-console.log(`| process CPU (/proc) | ${Object.values(runs).map((run) => us(run.cpu / run.requests)).join(' | ')} |`)
-console.log(`| of which system (kernel) | ${Object.values(runs).map((run) => us(run.systemCpu === undefined ? undefined : run.systemCpu / run.requests)).join(' | ')} |`)
-console.log(`| requests a second (profiled) | ${Object.values(runs).map((run) => Math.round(run.rate).toLocaleString('en')).join(' | ')} |`)
+const header = (what) => {
+  console.log(`${machine()}; ${new Date().toISOString().slice(0, 10)}; load average ${loadavg().map((value) => value.toFixed(2)).join(' ')};`)
+  console.log(`GET ${path}, autocannon 10 connections, ${options.duration} s under ${what}; profiles in ${profiles}`)
+  console.log('')
+  console.log(`| | ${names.join(' | ')} |`)
+  console.log(`|---|${names.map(() => '---:').join('|')}|`)
+}
+
+if (options.heap) {
+  const results = Object.fromEntries(names.map((name) => [name, runs[name].map(attributeHeap)]))
+  for (const [name, [all, survivors]] of Object.entries(results)) {
+    for (const [key, bytes] of all.frames.slice(0, Number(options.top))) console.log(`${name}, allocated: ${bytes.toFixed(0)} B  ${key}`)
+    for (const [key, bytes] of survivors.frames.slice(0, Number(options.top))) console.log(`${name}, outlived a young collection: ${bytes.toFixed(0)} B  ${key}`)
+  }
+  header("V8's sampling heap profiler (every 512 bytes), one run of each server for all allocations, one for their survivors")
+  row('bytes allocated a request', (name) => results[name][0].bytes.toFixed(0))
+  row('bytes a request that outlived a young collection (or were allocated old)', (name) => results[name][1].bytes.toFixed(0))
+  collectionRows()
+  row('requests a second (profiled, all allocations)', (name) => Math.round(runs[name][0].rate).toLocaleString('en'))
+} else {
+  const results = Object.fromEntries(names.map((name) => [name, attribute(runs[name][0])]))
+  for (const [name, result] of Object.entries(results)) {
+    for (const [key, micros] of result.frames.slice(0, Number(options.top))) console.log(`${name}: ${micros.toFixed(2)} us  ${key}`)
+  }
+  const order = [...STEPS.map((step) => step.step), 'other JavaScript']
+  const stepNames = [...new Set([...order, ...Object.values(results).flatMap((result) => [...result.steps.keys()])])]
+  const us = (value) => (value === undefined ? '–' : value.toFixed(1))
+  header(`V8's sampling profiler (every ${options.interval} us)`)
+  for (const step of stepNames) {
+    if (Object.values(results).every((result) => !result.steps.has(step))) continue
+    console.log(`| ${step} | ${Object.values(results).map((result) => us(result.steps.get(step))).join(' | ')} |`)
+  }
+  console.log(`| **main thread, sampled** | ${Object.values(results).map((result) => `**${us(result.busy)}**`).join(' | ')} |`)
+  const perRequest = (name, value) => us(value(runs[name][0]) / runs[name][0].requests)
+  row('main thread CPU (/proc)', (name) => perRequest(name, (run) => run.mainThreadCpu))
+  row('other threads (GC helpers, libuv)', (name) => perRequest(name, (run) => run.cpu - run.mainThreadCpu))
+  row('process CPU (/proc)', (name) => perRequest(name, (run) => run.cpu))
+  row('of which system (kernel)', (name) => perRequest(name, (run) => run.systemCpu))
+  collectionRows()
+  row('requests a second (profiled)', (name) => Math.round(runs[name][0].rate).toLocaleString('en'))
+}
