@@ -22,7 +22,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { createPostgresStore, createSqliteStore } from '../dist/kysely/index.js'
 import { createFileBlobStore, importNdjson } from '../dist/node/index.js'
-import { applyInBatches, DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, recordOf, ROOT as root, startServer } from './lib.mjs'
+import { applyInBatches, DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, RATE_LIMIT, recordOf, ROOT as root, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -153,8 +153,6 @@ async function load(server, path, duration) {
 const postgres = options.postgres === undefined ? undefined : await postgresData(options.postgres)
 const data = postgres?.data ?? (await sqliteData())
 const database = postgres === undefined ? [] : ['--database', postgres.database]
-// Both servers that keep the contract limit each key, at a limit no run reaches.
-const RATE_LIMIT = String(1_000_000_000)
 /** `entity-registry serve` as built in the checkout at `checkout`. */
 const registryServer = (checkout, rateLimit = ['--rate-limit', RATE_LIMIT]) =>
   startServer(process.execPath, [join(checkout, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, ...rateLimit, '--search', 'none', '--log', 'warn', '--port', '0'])

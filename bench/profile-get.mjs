@@ -24,7 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, ROOT, startServer } from './lib.mjs'
+import { DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, RATE_LIMIT, ROOT, startServer } from './lib.mjs'
 import { openQueries } from './servers/queries.mjs'
 
 const { values: options } = parseArgs({
@@ -196,8 +196,8 @@ function attributeHeap({ profile, requests }) {
 
 const servers = {
   floor: [join(ROOT, 'bench/servers/floor.mjs'), data, ...database],
-  ...(options.heap ? { 'Fastify, contract': [join(ROOT, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', String(1_000_000_000)] } : {}),
-  'entity-registry': [join(ROOT, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', String(1_000_000_000), '--search', 'none', '--log', 'warn', '--port', '0'],
+  ...(options.heap ? { 'Fastify, contract': [join(ROOT, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT] } : {}),
+  'entity-registry': [join(ROOT, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--search', 'none', '--log', 'warn', '--port', '0'],
 }
 const samplings = options.heap ? ['all', 'survivors'] : [undefined]
 if (!options.analyse) for (const [name, args] of Object.entries(servers)) for (const sampling of samplings) await profileUnderLoad(name, args, sampling)
@@ -244,9 +244,9 @@ if (options.heap) {
   header(`V8's sampling profiler (every ${options.interval} us)`)
   for (const step of stepNames) {
     if (Object.values(results).every((result) => !result.steps.has(step))) continue
-    console.log(`| ${step} | ${Object.values(results).map((result) => us(result.steps.get(step))).join(' | ')} |`)
+    row(step, (name) => us(results[name].steps.get(step)))
   }
-  console.log(`| **main thread, sampled** | ${Object.values(results).map((result) => `**${us(result.busy)}**`).join(' | ')} |`)
+  row('**main thread, sampled**', (name) => `**${us(results[name].busy)}**`)
   const perRequest = (name, value) => us(value(runs[name][0]) / runs[name][0].requests)
   row('main thread CPU (/proc)', (name) => perRequest(name, (run) => run.mainThreadCpu))
   row('other threads (GC helpers, libuv)', (name) => perRequest(name, (run) => run.cpu - run.mainThreadCpu))
