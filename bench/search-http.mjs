@@ -21,7 +21,7 @@ import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createSqliteStore } from '../dist/kysely/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { loadNicknames } from '../dist/node/index.js'
-import { DATA_DIR, KEY, machine, quantile, ROOT as root, searchEntities, startServer, WORDS } from './lib.mjs'
+import { DATA_DIR, KEY, machine, quantile, RATE_LIMIT, ROOT as root, searchEntities, startServer, WORDS } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -99,7 +99,7 @@ async function inProcess(run, concurrency) {
   return summary(samples, samples.length / duration)
 }
 
-const server = await startServer(process.execPath, [cli, 'serve', '--data', data, '--api-key', KEY, '--rate-limit', String(1_000_000_000), '--log', 'warn', '--port', '0'])
+const server = await startServer(process.execPath, [cli, 'serve', '--data', data, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--log', 'warn', '--port', '0'])
 /** The same queries over HTTP, autocannon cycling through them on each connection. */
 async function overHttp(connections) {
   const requests = queries.map((q) => ({ path: `/v1/search?q=${encodeURIComponent(q)}` }))
