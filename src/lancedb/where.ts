@@ -6,6 +6,11 @@ export function sqlString(value: string): string {
   return `'${value.replaceAll("'", "''")}'`
 }
 
+/** A filter on the id column for these ids (each quoted by `sqlString`). */
+export function idIn(ids: readonly string[]): string {
+  return `id IN (${ids.map(sqlString).join(', ')})`
+}
+
 /**
  * Qualifiers as a LanceDB `where` prefilter that keeps at least every matching row: `~` (whose case
  * folding must be JS's) is left to the exact check that follows (`matchesQualifiers`). Null when
