@@ -220,8 +220,8 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
    * scores; so does a prefilter, which each query of a clause would pay for apart, and walk its rows
    * when they are fewer than a word's. At 1M rows (bench/README.md), without a prefilter: a common
    * word beside a rare one 38 ms against 71, three words 73 against 115, two rare words 9.8 against
-   * 8.2; under a 3% prefilter, by clauses, a common word beside a rare one took 81 to 88 ms against
-   * 66 to 68.
+   * 8.2; under a 3% prefilter, by clauses, a common word beside a rare one took 74 ms against 66,
+   * three words 110 against 92.
    */
   async function rowsOfAnyWord(table: Table, { should, must }: ReturnType<typeof clausesOf>, withNames: boolean, qualifiers: readonly Qualifier[], limit: number, read: string[]): Promise<Record<string, unknown>[]> {
     if (must.length === 0 && should.length === 1) return hitsOf(table.query().fullTextSearch(should[0]!()), '_score', qualifiers, limit, read)
