@@ -33,8 +33,12 @@ const TOLERANCE = 1e-6
 export function bestBySum(clauses: readonly ClauseRanking[], limit: number): { id: string; score: number }[] | null {
   const sums = new Map<string, number>()
   for (const clause of clauses) for (const [id, score] of clause.scores) sums.set(id, (sums.get(id) ?? 0) + score)
-  // Stable: ties keep the order in which the clauses found them.
-  const best = [...sums].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score).slice(0, limit)
+  // Ties in id order: the order in which LanceDB returns a clause's tied rows changes from run to run
+  // (its threads), and search fuses ranks, so the same query would answer in another order.
+  const best = [...sums]
+    .map(([id, score]) => ({ id, score }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, limit)
   const unseenAtMost = clauses.reduce((bound, clause) => bound + (clause.cutAt ?? 0), 0)
   if (unseenAtMost === 0) return best
   const last = best.length === limit ? best[limit - 1]!.score : 0

@@ -170,6 +170,9 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
    * asked again by its id, which a passage shares with its entity's others.
    */
   async function bestEntitiesBySum(clauses: readonly (() => FullTextQuery)[], qualifiers: readonly Qualifier[], limit: number, read: string[]): Promise<Record<string, unknown>[] | null> {
+    // Rows not yet in the full-text indexes are scored by a scan whose statistics depend on the
+    // query's filter: asked again by id, a candidate could score otherwise than in its clause.
+    if (!(await allRowsInFullTextIndexes())) return null
     // Each candidate's columns come with it: read by id afterwards, 100 rows took longer than a clause.
     const candidates = new Map<string, Record<string, unknown>>()
     const rankings = await Promise.all(clauses.map(async (clause): Promise<ClauseRanking> => {
@@ -211,6 +214,12 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
       }
     }
     return []
+  }
+
+  /** Whether the entities' full-text indexes hold every row (the indexer's `optimize` folds new rows in). */
+  async function allRowsInFullTextIndexes(): Promise<boolean> {
+    const stats = await Promise.all(['tokens', NAMES, NAME_TRIGRAMS].map((column) => entities.indexStats(`${column}_idx`)))
+    return stats.every((stat) => stat !== undefined && stat.numUnindexedRows === 0)
   }
 
   /**
