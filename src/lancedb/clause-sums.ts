@@ -6,8 +6,8 @@
  * asked for its best rows; the rows found are the candidates, and each clause that left rows out is
  * asked again for the candidates it did not return, so that every candidate's sum is exact. A row
  * found by no clause scores at most the sum of each clause's last score: when the candidates' `limit`
- * best reach it, they are the query's best (rows that tie at the bound may come in any order, as
- * they do from LanceDB); when not, `bestBySum` says so and the boolean query answers.
+ * best reach it, they are the query's best (of rows tied at the bound, which ones come in may vary,
+ * as from LanceDB); when not, `bestBySum` says so and the boolean query answers.
  */
 
 /** One clause's best rows: each row's score by id, and the last score returned when rows were left out (null when it returned every row it matches). */

@@ -216,7 +216,7 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
     return []
   }
 
-  /** Whether the entities' full-text indexes hold every row (the indexer's `optimize` folds new rows in). */
+  /** Whether the entities' full-text indexes (by LanceDB's default names) hold every row (the indexer's `optimize` folds new rows in). */
   async function allRowsInFullTextIndexes(): Promise<boolean> {
     const stats = await Promise.all(['tokens', NAMES, NAME_TRIGRAMS].map((column) => entities.indexStats(`${column}_idx`)))
     return stats.every((stat) => stat !== undefined && stat.numUnindexedRows === 0)
