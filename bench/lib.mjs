@@ -6,7 +6,7 @@ import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
-import { createApiKeyAuthenticator, createRegistry } from '../dist/index.js'
+import { createApiKeyAuthenticator, createRegistry, tokenize } from '../dist/index.js'
 import { createSqliteStore } from '../dist/kysely/index.js'
 
 export const KEY = 'bench-key'
@@ -158,6 +158,13 @@ export function searchEntities() {
   }
   return { fieldsOf, pick, reseed }
 }
+/** Full text's query for plain words, as the search benchmarks ask it of an index (their titles hold no names). */
+export const plainWordsQuery = (text) => ({ words: tokenize(text).map((token) => ({ token, names: [token] })), phrases: [] })
+/** The search benchmarks' prefilter: `type:legislation jurisdiction:US-WA`, 3% of `searchEntities`. */
+export const SEARCH_PREFILTER = [
+  { kind: 'qualifier', field: 'type', negated: false, op: 'eq', values: ['legislation'] },
+  { kind: 'qualifier', field: 'jurisdiction', negated: false, op: 'eq', values: ['US-WA'] },
+]
 // Names made of syllables, so that typos and prefixes meet realistic neighbours (a surname one edit from another).
 const SYLLABLES = 'ka lo bu char mi den ver sal ton ri ga nel bro wic fen dor mar tis quin hal pe zor lu van sik ob ter ham yel cor'.split(' ')
 export const wordOf = (n, syllables) => Array.from({ length: syllables }, (_, position) => SYLLABLES[Math.floor(n / SYLLABLES.length ** position) % SYLLABLES.length]).join('')

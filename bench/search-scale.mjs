@@ -14,15 +14,13 @@ import { transformSync } from 'esbuild'
 import { fuse, tokenize } from '../dist/index.js'
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
-import { DATA_DIR, machine, ms, searchEntities, wordOf, WORDS } from './lib.mjs'
+import { DATA_DIR, machine, ms, plainWordsQuery, SEARCH_PREFILTER, searchEntities, wordOf, WORDS } from './lib.mjs'
 
 const TOTAL = Number(process.argv.slice(2).find((argument, at, all) => /^\d+$/.test(argument) && all[at - 1] !== '--texts') ?? 1_000_000)
 const TEXTS = process.argv.includes('--texts') ? Number(process.argv[process.argv.indexOf('--texts') + 1]) : 0
 // The indexer's own cutting, from its source: `passagesOf` is not part of the package's API.
 const { passagesOf } = await import(`data:text/javascript,${encodeURIComponent(transformSync(readFileSync(new URL('../src/texts/passages.ts', import.meta.url), 'utf8'), { loader: 'ts', format: 'esm' }).code)}`)
 const { fieldsOf, pick, reseed } = searchEntities()
-/** Full text's query for plain words (the titles hold no names). */
-const textQueryOf = (text) => ({ words: tokenize(text).map((token) => ({ token, names: [token] })), phrases: [] })
 
 // Texts: 27,000 syllable words and the title words, drawn by rank with probability 1/rank (Zipf), so
 // that a text holds common words and many rare ones. The title words take ranks 100 to about 2,000:
@@ -99,10 +97,7 @@ console.log(`on disk: ${sizes()}`)
 
 if (!fresh) await index.optimize() // an index built by an older version gains the indexes it lacks
 
-const qualifiers = [
-  { kind: 'qualifier', field: 'type', negated: false, op: 'eq', values: ['legislation'] },
-  { kind: 'qualifier', field: 'jurisdiction', negated: false, op: 'eq', values: ['US-WA'] },
-]
+const qualifiers = SEARCH_PREFILTER
 reseed(11) // the same queries whether or not this run built the data
 const queries = Array.from({ length: 60 }, () => `${pick(WORDS)} ${pick(WORDS)}`)
 // With texts, also words found only in them: one beside a title word, and two alone.
@@ -116,7 +111,7 @@ const querySets = TEXTS === 0 ? { 'title words': queries } : {
 
 async function hybrid(text, filter) {
   const [vector] = await embedder.embed([text])
-  const query = textQueryOf(text)
+  const query = plainWordsQuery(text)
   const [byText, byMeaning] = await Promise.all([index.fullText(query, filter, 100), index.nearest(vector, filter, 100)])
   return fuse(byText, byMeaning, query.words.length).slice(0, 100)
 }
@@ -153,7 +148,7 @@ for (const [name, set] of Object.entries(querySets)) {
   for (const query of set) {
     const [vector] = await embedder.embed([query])
     let started = performance.now()
-    await index.fullText(textQueryOf(query), qualifiers, 100)
+    await index.fullText(plainWordsQuery(query), qualifiers, 100)
     textAlone.push(performance.now() - started)
     started = performance.now()
     await index.nearest(vector, qualifiers, 100)
@@ -196,7 +191,7 @@ for (let write = 0; write < 20; write++) {
   const started = performance.now()
   const [vector] = await embedder.embed([word])
   await writable.apply({ upserts: [{ id: `new${write}`, fields: { type: 'legislation', title: word }, tokens: [word], names: [], vector }], removals: [], state: { cursor: null, embedderId: embedder.id } })
-  while ((await writable.fullText(textQueryOf(word), [], 10))[0]?.id !== `new${write}`) await new Promise((resolve) => setTimeout(resolve, 10))
+  while ((await writable.fullText(plainWordsQuery(word), [], 10))[0]?.id !== `new${write}`) await new Promise((resolve) => setTimeout(resolve, 10))
   delays.push(performance.now() - started)
 }
 const d = percentiles(delays)
