@@ -10,6 +10,8 @@
  * as from LanceDB); when not, `bestBySum` says so and the boolean query answers.
  */
 
+import { compareCodePoints } from '../gffs/evaluate.js'
+
 /** One clause's best rows: each row's score by id, and the last score returned when rows were left out (null when it returned every row it matches). */
 export interface ClauseRanking {
   scores: Map<string, number>
@@ -37,7 +39,7 @@ export function bestBySum(clauses: readonly ClauseRanking[], limit: number): { i
   // (its threads), and search fuses ranks, so the same query would answer in another order.
   const best = [...sums]
     .map(([id, score]) => ({ id, score }))
-    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .sort((a, b) => b.score - a.score || compareCodePoints(a.id, b.id))
     .slice(0, limit)
   const unseenAtMost = clauses.reduce((bound, clause) => bound + (clause.cutAt ?? 0), 0)
   if (unseenAtMost === 0) return best
