@@ -6,6 +6,7 @@ import { hashApiKey } from '../../src/auth/key-format.js'
 import { createKeyManager } from '../../src/auth/key-manager.js'
 import type { z } from 'zod'
 import { entityCollectionDocumentSchema } from '../../src/contract/schemas.js'
+import { parseGffs } from '../../src/gffs/parse.js'
 import { testRegistry } from '../support/demo.js'
 import { readDocument } from '../support/documents.js'
 import { EMPTY_SNAPSHOT, type StoredChange } from '../../src/contract/entity.js'
@@ -235,6 +236,28 @@ describeEachStore(sqlDialects, 'bounded list requests', (dialect) => {
     } finally {
       await store.close()
     }
+  })
+})
+
+describeEachStore(sqlDialects, 'pages read as rows', (dialect) => {
+  const store = useStore(dialect)
+
+  // PostgreSQL's pages (`joined: false`): the head is a row of its own in the page's statement.
+  it('carries the feed head of its own statement on every page, an empty one too, and no row of it among the entities', async () => {
+    const page = (qualifiers: string, after: string | null, limit: number) =>
+      store().listEntities({ qualifiers: parseGffs(qualifiers, { allowFreeText: false }).qualifiers, after, limit, joined: false })
+    expect(await page('', null, 10)).toMatchObject({ entities: [], hasMore: false, cursor: null, feedHead: null })
+    for (const id of ['a', 'b', 'c']) await store().warehouse.upsert({ id, type: 'thing' })
+    const head = await store().feedHead()
+    expect(head).not.toBeNull()
+    const pages = [await page('type:thing', null, 2), await page('type:thing', 'b', 2), await page('type:nothing', null, 2)]
+    expect(pages.map(({ entities, hasMore, cursor, feedHead }) => ({ ids: entities.map((entity) => entity.id), hasMore, cursor, feedHead }))).toEqual([
+      { ids: ['a', 'b'], hasMore: true, cursor: 'b', feedHead: head },
+      { ids: ['c'], hasMore: false, cursor: 'c', feedHead: head },
+      { ids: [], hasMore: false, cursor: null, feedHead: head },
+    ])
+    // A page as long as what is left is the last.
+    expect(await page('type:thing', 'a', 2)).toMatchObject({ hasMore: false, cursor: 'c' })
   })
 })
 
