@@ -7,11 +7,13 @@
 // the floor); with --postgres on that server (a `pg` Pool of 10 with named prepared statements in
 // the floor, `serve --database` for the registry, whose pool is `pg`'s default of 10 too). autocannon
 // in this process, 10 connections; the servers are interleaved request kind by request kind, round by round.
-//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--postgres postgres://…] [--only get] [--baseline DIR] [--without-rate-limit] [--write]
+//   node bench/http.mjs [--entities 300000] [--duration 5] [--rounds 2] [--postgres postgres://…] [--only get] [--baseline DIR] [--without-rate-limit] [--floor-with-links] [--write]
 // --only runs the request kinds whose name holds that text (and refuses --write).
 // --baseline DIR serves the entity-registry built in another checkout (DIR/dist) too, beside this one's,
 // interleaved with the rest: an A/B of two builds in one run (and refuses --write).
 // --without-rate-limit serves this build without its rate limit too, beside the one with it: the limiter's cost.
+// --floor-with-links serves the floor a second time with the links a list page of the contract carries
+// (floor.mjs --links): what those bytes cost.
 // The data set is built once: under bench/.data, and with --postgres in the schema bench_http_<entities>
 // of that database (the blobs still in a directory under bench/.data); drop it to rebuild.
 // --write puts the table into bench/README.md between its "bench/http.mjs sqlite" (or "postgres") markers.
@@ -34,6 +36,7 @@ const { values: options } = parseArgs({
     only: { type: 'string' },
     baseline: { type: 'string' },
     'without-rate-limit': { type: 'boolean', default: false },
+    'floor-with-links': { type: 'boolean', default: false },
   },
 })
 const total = Number(options.entities)
@@ -158,9 +161,11 @@ const registryServer = (checkout, rateLimit = ['--rate-limit', RATE_LIMIT]) =>
   startServer(process.execPath, [join(checkout, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, ...rateLimit, '--search', 'none', '--log', 'warn', '--port', '0'])
 if (options.baseline !== undefined && options.write) throw new Error('--baseline adds a row to the table: it cannot --write it')
 if (options['without-rate-limit'] && options.write) throw new Error('--without-rate-limit adds a row to the table: it cannot --write it')
+if (options['floor-with-links'] && options.write) throw new Error('--floor-with-links adds a row to the table: it cannot --write it')
 const servers = {
   floor: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database]),
   Fastify: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database, '--fastify']),
+  ...(options['floor-with-links'] ? { 'floor, with links': await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database, '--links']) } : {}),
   'Fastify, contract': await startServer(process.execPath, [join(root, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT]),
   ...(options.baseline === undefined ? {} : { 'entity-registry, baseline': await registryServer(options.baseline) }),
   ...(options['without-rate-limit'] ? { 'entity-registry, no rate limit': await registryServer(root, ['--rate-limit', '0']) } : {}),

@@ -11,14 +11,25 @@ import { openQueries, typeAndJurisdiction } from './queries.mjs'
 
 const { values: options, positionals } = parseArgs({
   allowPositionals: true,
-  options: { database: { type: 'string' }, fastify: { type: 'boolean', default: false } },
+  options: { database: { type: 'string' }, fastify: { type: 'boolean', default: false }, links: { type: 'boolean', default: false } },
 })
 const [data] = positionals
 
 const queries = await openQueries(data, options.database)
 
-const resource = (row) => `{"type":"${row.type ?? 'entity'}","id":"${row.id}","attributes":${row.snapshot}}`
-const page = (rows, limit) => `{"data":[${rows.slice(0, limit).map(resource).join(',')}],"meta":{"more":${rows.length > limit}}}`
+// --links: the contract's bytes on a list page (an absolute self link a resource, the page's self and next), nothing else of it.
+let origin = ''
+const resource = options.links
+  ? (row) => `{"type":"${row.type ?? 'entity'}","id":"${row.id}","attributes":${row.snapshot},"links":{"self":"${origin}/v1/entities/${row.id}"}}`
+  : (row) => `{"type":"${row.type ?? 'entity'}","id":"${row.id}","attributes":${row.snapshot}}`
+const page = (rows, limit, query) => {
+  const data = rows.slice(0, limit).map(resource).join(',')
+  if (!options.links) return `{"data":[${data}],"meta":{"more":${rows.length > limit}}}`
+  const next = new URLSearchParams(query)
+  next.set('page[after]', rows[limit - 1]?.id)
+  const nextLink = rows.length > limit ? `,"next":"${origin}/v1/entities?${next}"` : ''
+  return `{"links":{"self":"${origin}/v1/entities?${query}"${nextLink}},"data":[${data}],"meta":{"more":${rows.length > limit}}}`
+}
 
 /** path and query → [status, content type, body]; the bench only sends what it serves. */
 async function answer(path, query) {
@@ -26,9 +37,9 @@ async function answer(path, query) {
   const after = query.get('page[after]') ?? ''
   if (path === '/v1/entities') {
     const filter = query.get('filter')
-    if (filter === null) return json(page(await queries.page(after, limit + 1), limit))
+    if (filter === null) return json(page(await queries.page(after, limit + 1), limit, query))
     const [type, jurisdiction] = typeAndJurisdiction(filter)
-    return json(page(await queries.filtered(type, jurisdiction, after, limit + 1), limit))
+    return json(page(await queries.filtered(type, jurisdiction, after, limit + 1), limit, query))
   }
   if (path === '/v1/entities/changes') {
     const [type, jurisdiction] = typeAndJurisdiction(query.get('filter'))
@@ -66,4 +77,5 @@ if (options.fastify) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   url = `http://127.0.0.1:${server.address().port}`
 }
+origin = url
 console.log(`listening on ${url}`)
