@@ -156,11 +156,9 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
         // The head's row comes first from a plan that appends in order, as plans without parallel
         // workers do; with them it may come anywhere. The page's rows stay in their order either way:
         // a LIMIT's subquery runs in one process, whose rows a Gather passes on in order.
-        const headAt = rows[0]?.id === null ? 0 : rows.findIndex((row) => row.id === null)
-        const feedHead = encodeHead(rows[headAt]!.head)
-        const pageRows = headAt === 0 ? rows.slice(1, limit + 1) : rows.filter((_, index) => index !== headAt).slice(0, limit)
-        const entities = asRenderedEntities(pageRows)
-        return { entities, hasMore: rows.length - 1 > limit, cursor: entities.at(-1)?.id ?? null, feedHead }
+        const [head] = rows.splice(rows.findIndex((row) => row.id === null), 1)
+        const entities = asRenderedEntities(rows.slice(0, limit))
+        return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null, feedHead: encodeHead(head!.head) }
       }
       const [window] = await shapes.execute(`window${shape}:${plan.window}`, values, (bound) => {
         const { candidates, inOrder } = filterOf(bound, hasCursor)

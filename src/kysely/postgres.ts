@@ -66,8 +66,9 @@ interface TypeParsers {
 
 /**
  * `pg`'s type parsers, but for the given types' text, which rows keep as it came: `pg` hands a
- * `bigint` over as its text, after a regular expression a value; a page's rows carry the feed head
- * (a `bigint`) in each of them, and that test cost 10 us of a page's 380.
+ * `bigint` over as its text, after a regular expression a value. A change feed page's rows each
+ * carry their sequence number (a `bigint`); when list pages carried the feed head in each row,
+ * that test cost 10 us of a page's 380.
  */
 function textKeptAsIs(parsers: TypeParsers, oids: readonly number[]): TypeParsers {
   const keep: TypeParser = (value) => value
