@@ -5,11 +5,11 @@
 // bench/README.md), a pair of servers alone is.
 //   node bench/ab.mjs --baseline DIR [--path /v1/entities/e02n9c] [--rounds 9] [--duration 2] [--entities 300000] [--postgres URL]
 // Needs http.mjs's data set (`node bench/http.mjs --only get [--postgres URL]` builds it).
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { DATA_DIR, httpSchemaOf, inSchema, KEY, machine, RATE_LIMIT, ROOT, startServer } from './lib.mjs'
+import { benchServeArgs, DATA_DIR, httpSchemaOf, inSchema, KEY, machine, processCpuMicros, ROOT, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -27,13 +27,7 @@ if (!existsSync(data)) throw new Error(`no ${data}: run node bench/http.mjs --on
 const database = options.postgres === undefined ? [] : ['--database', inSchema(options.postgres, httpSchemaOf(Number(options.entities)))]
 
 /** `entity-registry serve` as built in the checkout at `checkout`, as http.mjs starts it. */
-const serve = (checkout) =>
-  startServer(process.execPath, [join(checkout, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--search', 'none', '--log', 'warn', '--port', '0'])
-/** User plus system CPU time of a process so far, in microseconds (Linux). */
-const cpuMicros = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
-}
+const serve = (checkout) => startServer(process.execPath, benchServeArgs(checkout, data, database))
 
 const servers = { baseline: await serve(options.baseline), 'this build': await serve(ROOT) }
 try {
@@ -41,10 +35,10 @@ try {
   for (let round = 0; round < Number(options.rounds); round++) {
     for (const name of round % 2 === 0 ? ['baseline', 'this build'] : ['this build', 'baseline']) {
       const { url, pid } = servers[name]
-      const before = cpuMicros(pid)
+      const before = processCpuMicros(pid)
       const result = await autocannon({ url: url + options.path, connections: 10, duration: Number(options.duration), headers: { Authorization: `Bearer ${KEY}` } })
       if (result.non2xx > 0 || result.errors > 0) throw new Error(`${options.path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
-      if (round > 0) runs[name].push({ rate: result.requests.average, cpu: (cpuMicros(pid) - before) / result.requests.total })
+      if (round > 0) runs[name].push({ rate: result.requests.average, cpu: (processCpuMicros(pid) - before) / result.requests.total })
     }
   }
   const mean = (list, key) => list.reduce((sum, run) => sum + run[key], 0) / list.length

@@ -5,12 +5,12 @@
 //   node bench/get-layers.mjs [--entities 300000] [--duration 3] [--rounds 2]
 // Needs the data set of http.mjs (bench/.data/http-<entities>; `node bench/http.mjs --only get` builds it).
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { DATA_DIR, idOf, KEY, machine } from './lib.mjs'
+import { DATA_DIR, idOf, KEY, machine, processCpuMicros } from './lib.mjs'
 
 const LAYERS = {
   'the document, 2 headers (as the floor writes it)': 'fixed',
@@ -71,10 +71,6 @@ async function runServer(layer) {
 
 async function measure() {
   if (!existsSync(file)) throw new Error(`no ${file}: run node bench/http.mjs --only get --entities ${total} first`)
-  const cpuOf = (pid) => {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10_000 // clock ticks of 10 ms, in us
-  }
   const rows = new Map(Object.keys(LAYERS).map((name) => [name, []]))
   for (let round = 0; round < Number(options.rounds); round++) {
     for (const [name, layer] of Object.entries(LAYERS)) {
@@ -82,9 +78,9 @@ async function measure() {
       const port = await new Promise((resolve) => child.stdout.once('data', (data) => resolve(String(data).trim())))
       const load = { url: `http://127.0.0.1:${port}/v1/entities/${id}`, connections: 10, headers: { Authorization: `Bearer ${KEY}` } }
       await autocannon({ ...load, duration: 1 })
-      const before = cpuOf(child.pid)
+      const before = processCpuMicros(child.pid)
       const result = await autocannon({ ...load, duration: Number(options.duration) })
-      const cpu = (cpuOf(child.pid) - before) / result.requests.total
+      const cpu = (processCpuMicros(child.pid) - before) / result.requests.total
       child.kill()
       if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name}: ${result.non2xx} answers not 2xx, ${result.errors} errors`)
       rows.get(name).push(`${Math.round(result.requests.average).toLocaleString('en-US')}/s, ${Math.round(cpu)} us`)

@@ -24,7 +24,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { createPostgresStore, createSqliteStore } from '../dist/kysely/index.js'
 import { createFileBlobStore, importNdjson } from '../dist/node/index.js'
-import { applyInBatches, DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, RATE_LIMIT, recordOf, ROOT as root, startServer } from './lib.mjs'
+import { applyInBatches, benchServeArgs, DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, processCpuMicros, procStatOf, RATE_LIMIT, recordOf, ROOT as root, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -99,21 +99,13 @@ async function postgresData(url) {
     // The server's CPU time is read from /proc when it runs on this machine.
     const backend = (await admin.query('select pg_backend_pid() as pid')).rows[0].pid
     const local = existsSync(`/proc/${backend}/comm`) && readFileSync(`/proc/${backend}/comm`, 'utf8').startsWith('postgres')
-    const postmaster = local ? Number(statOf(backend)[1]) : undefined
+    const postmaster = local ? Number(procStatOf(backend)[1]) : undefined
     return { data, database: inSchema(url, schema), version: version.split(' ')[0], postmaster }
   } finally {
     await admin.end()
   }
 }
 
-/** The fields of /proc/<pid>/stat after the command name (Linux): [1] is the parent, [11..14] CPU times. */
-const statOf = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-
-/** User plus system CPU time of a process so far, in microseconds (Linux). */
-function cpuMicros(pid) {
-  const fields = statOf(pid)
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
-}
 
 /**
  * CPU time of the whole PostgreSQL server so far, in microseconds: the postmaster, its live
@@ -123,7 +115,7 @@ function cpuMicros(pid) {
  */
 function serverCpuMicros(postmaster) {
   const ended = () => {
-    const fields = statOf(postmaster)
+    const fields = procStatOf(postmaster)
     return Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
   }
   for (;;) {
@@ -132,7 +124,7 @@ function serverCpuMicros(postmaster) {
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue
       try {
-        const child = statOf(entry)
+        const child = procStatOf(entry)
         if (child[1] === String(postmaster)) ticks += Number(child[11]) + Number(child[12])
       } catch {
         // ended meanwhile: its time is in the postmaster's children's times now
@@ -144,11 +136,11 @@ function serverCpuMicros(postmaster) {
 
 async function load(server, path, duration) {
   const postmaster = postgres?.postmaster
-  const before = cpuMicros(server.pid)
+  const before = processCpuMicros(server.pid)
   const databaseBefore = postmaster === undefined ? 0 : serverCpuMicros(postmaster)
   const result = await autocannon({ url: server.url + path, connections: 10, duration, headers: { Authorization: `Bearer ${KEY}` } })
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
-  const cpu = (cpuMicros(server.pid) - before) / result.requests.total
+  const cpu = (processCpuMicros(server.pid) - before) / result.requests.total
   const databaseCpu = postmaster === undefined ? 0 : (serverCpuMicros(postmaster) - databaseBefore) / result.requests.total
   return { rate: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu, databaseCpu }
 }
@@ -157,8 +149,7 @@ const postgres = options.postgres === undefined ? undefined : await postgresData
 const data = postgres?.data ?? (await sqliteData())
 const database = postgres === undefined ? [] : ['--database', postgres.database]
 /** `entity-registry serve` as built in the checkout at `checkout`. */
-const registryServer = (checkout, rateLimit = ['--rate-limit', RATE_LIMIT]) =>
-  startServer(process.execPath, [join(checkout, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, ...rateLimit, '--search', 'none', '--log', 'warn', '--port', '0'])
+const registryServer = (checkout, rateLimit = RATE_LIMIT) => startServer(process.execPath, benchServeArgs(checkout, data, database, rateLimit))
 if (options.baseline !== undefined && options.write) throw new Error('--baseline adds a row to the table: it cannot --write it')
 if (options['without-rate-limit'] && options.write) throw new Error('--without-rate-limit adds a row to the table: it cannot --write it')
 if (options['floor-with-links'] && options.write) throw new Error('--floor-with-links adds a row to the table: it cannot --write it')
@@ -168,7 +159,7 @@ const servers = {
   ...(options['floor-with-links'] ? { 'floor, with links': await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database, '--links']) } : {}),
   'Fastify, contract': await startServer(process.execPath, [join(root, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT]),
   ...(options.baseline === undefined ? {} : { 'entity-registry, baseline': await registryServer(options.baseline) }),
-  ...(options['without-rate-limit'] ? { 'entity-registry, no rate limit': await registryServer(root, ['--rate-limit', '0']) } : {}),
+  ...(options['without-rate-limit'] ? { 'entity-registry, no rate limit': await registryServer(root, '0') } : {}),
   'entity-registry': await registryServer(root),
 }
 try {

@@ -15,6 +15,22 @@ export const RATE_LIMIT = String(1_000_000_000)
 export const DATA_DIR = new URL('./.data/', import.meta.url).pathname
 export const ROOT = new URL('..', import.meta.url).pathname
 
+/** The fields of /proc/<pid>/stat after the command name (Linux): [1] is the parent, [11..14] CPU times. */
+export const procStatOf = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+
+/** User plus system CPU time of a process so far, in microseconds (Linux). */
+export function processCpuMicros(pid) {
+  const fields = procStatOf(pid)
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
+}
+
+/**
+ * `entity-registry serve` as the HTTP benchmarks run it, from the build in `checkout`: over `data`
+ * (and `database`'s arguments), API key checked, `rateLimit` a minute, search and request logs off.
+ */
+export const benchServeArgs = (checkout, data, database = [], rateLimit = RATE_LIMIT) =>
+  [join(checkout, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', rateLimit, '--search', 'none', '--log', 'warn', '--port', '0']
+
 /** `url` with every connection's search_path set to `schema`, as `serve --database` takes it. */
 export function inSchema(url, schema) {
   const withSchema = new URL(url)

@@ -24,7 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, RATE_LIMIT, ROOT, startServer } from './lib.mjs'
+import { benchServeArgs, DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, RATE_LIMIT, ROOT, startServer } from './lib.mjs'
 import { openQueries } from './servers/queries.mjs'
 
 const { values: options } = parseArgs({
@@ -197,7 +197,7 @@ function attributeHeap({ profile, requests }) {
 const servers = {
   floor: [join(ROOT, 'bench/servers/floor.mjs'), data, ...database],
   ...(options.heap ? { 'Fastify, contract': [join(ROOT, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT] } : {}),
-  'entity-registry': [join(ROOT, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--search', 'none', '--log', 'warn', '--port', '0'],
+  'entity-registry': benchServeArgs(ROOT, data, database),
 }
 const samplings = options.heap ? ['all', 'survivors'] : [undefined]
 if (!options.analyse) for (const [name, args] of Object.entries(servers)) for (const sampling of samplings) await profileUnderLoad(name, args, sampling)

@@ -25,9 +25,12 @@ const resource = options.links
 const page = (rows, limit, query) => {
   const data = rows.slice(0, limit).map(resource).join(',')
   if (!options.links) return `{"data":[${data}],"meta":{"more":${rows.length > limit}}}`
-  const next = new URLSearchParams(query)
-  next.set('page[after]', rows[limit - 1]?.id)
-  const nextLink = rows.length > limit ? `,"next":"${origin}/v1/entities?${next}"` : ''
+  let nextLink = ''
+  if (rows.length > limit) {
+    const next = new URLSearchParams(query)
+    next.set('page[after]', rows[limit - 1].id)
+    nextLink = `,"next":"${origin}/v1/entities?${next}"`
+  }
   return `{"links":{"self":"${origin}/v1/entities?${query}"${nextLink}},"data":[${data}],"meta":{"more":${rows.length > limit}}}`
 }
 
