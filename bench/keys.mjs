@@ -6,13 +6,13 @@
 //   node bench/keys.mjs [--duration 5] [--rounds 3] [--write]
 // --write puts the table into bench/README.md between its "bench/keys.mjs" markers.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { generateApiKey } from '../dist/index.js'
-import { KEY, machine, ROOT, startServer, writeReadmeSection } from './lib.mjs'
+import { KEY, machine, processCpuMicros, ROOT, startServer, writeReadmeSection } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, write: { type: 'boolean', default: false } },
@@ -22,10 +22,7 @@ const cli = join(ROOT, 'dist/cli/main.js')
 const data = mkdtempSync(join(tmpdir(), 'er-bench-keys-'))
 const stored = execFileSync(process.execPath, [cli, 'keys', 'create', '--org', 'bench', '--data', data], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
 const server = await startServer(process.execPath, [cli, 'serve', '--demo', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--auth-failure-limit', '0', '--search', 'none', '--log', 'warn', '--port', '0'])
-const cpuMicros = () => {
-  const fields = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
-}
+const cpuMicros = () => processCpuMicros(server.pid)
 
 const keys = {
   'configured key (--api-key)': { key: KEY, status: 200 },
