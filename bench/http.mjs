@@ -24,7 +24,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { createPostgresStore, createSqliteStore } from '../dist/kysely/index.js'
 import { createFileBlobStore, importNdjson } from '../dist/node/index.js'
-import { applyInBatches, benchServeArgs, DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, processCpuMicros, procStatOf, RATE_LIMIT, recordOf, ROOT as root, startServer } from './lib.mjs'
+import { applyInBatches, benchServeArgs, contractPeerArgs, DATA_DIR, floorArgs, httpSchemaOf, idOf, inSchema, KEY, machine, processCpuMicros, procStatOf, RATE_LIMIT, recordOf, ROOT as root, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -154,10 +154,10 @@ if (options.baseline !== undefined && options.write) throw new Error('--baseline
 if (options['without-rate-limit'] && options.write) throw new Error('--without-rate-limit adds a row to the table: it cannot --write it')
 if (options['floor-with-links'] && options.write) throw new Error('--floor-with-links adds a row to the table: it cannot --write it')
 const servers = {
-  floor: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database]),
-  Fastify: await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database, '--fastify']),
-  ...(options['floor-with-links'] ? { 'floor, with links': await startServer(process.execPath, [join(root, 'bench/servers/floor.mjs'), data, ...database, '--links']) } : {}),
-  'Fastify, contract': await startServer(process.execPath, [join(root, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT]),
+  floor: await startServer(process.execPath, floorArgs(data, database)),
+  Fastify: await startServer(process.execPath, floorArgs(data, database, '--fastify')),
+  ...(options['floor-with-links'] ? { 'floor, with links': await startServer(process.execPath, floorArgs(data, database, '--links')) } : {}),
+  'Fastify, contract': await startServer(process.execPath, contractPeerArgs(data, database)),
   ...(options.baseline === undefined ? {} : { 'entity-registry, baseline': await registryServer(options.baseline) }),
   ...(options['without-rate-limit'] ? { 'entity-registry, no rate limit': await registryServer(root, '0') } : {}),
   'entity-registry': await registryServer(root),

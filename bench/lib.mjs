@@ -31,6 +31,12 @@ export function processCpuMicros(pid) {
 export const benchServeArgs = (checkout, data, database = [], rateLimit = RATE_LIMIT) =>
   [join(checkout, 'dist/cli/main.js'), 'serve', '--data', data, ...database, '--api-key', KEY, '--rate-limit', rateLimit, '--search', 'none', '--log', 'warn', '--port', '0']
 
+/** The hand-written floor (`servers/floor.mjs`) over `data`, with its own `flags` (`--fastify`, `--links`). */
+export const floorArgs = (data, database = [], ...flags) => [join(ROOT, 'bench/servers/floor.mjs'), data, ...database, ...flags]
+
+/** The contract peer (`servers/fastify-contract.mjs`) over `data`, with the benchmarks' key and rate limit. */
+export const contractPeerArgs = (data, database = []) => [join(ROOT, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT]
+
 /** `url` with every connection's search_path set to `schema`, as `serve --database` takes it. */
 export function inSchema(url, schema) {
   const withSchema = new URL(url)

@@ -9,13 +9,13 @@
 //   node bench/perf-get.mjs [--entities 300000] [--duration 5] [--path PATH] [--postgres URL] [--top 25]
 // Needs `perf` (Debian: linux-perf) and http.mjs's data set (`node bench/http.mjs --only get` builds it).
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { benchServeArgs, DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, RATE_LIMIT, ROOT, startServer } from './lib.mjs'
+import { benchServeArgs, contractPeerArgs, DATA_DIR, floorArgs, httpSchemaOf, idOf, inSchema, KEY, machine, ROOT, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -39,8 +39,8 @@ const database = options.postgres === undefined ? [] : ['--database', inSchema(o
 const path = options.path ?? `/v1/entities/${idOf(123_456 % total)}`
 
 const servers = {
-  floor: [join(ROOT, 'bench/servers/floor.mjs'), data, ...database],
-  'Fastify, contract': [join(ROOT, 'bench/servers/fastify-contract.mjs'), data, '--key', KEY, '--rate-limit', RATE_LIMIT, ...database],
+  floor: floorArgs(data, database),
+  'Fastify, contract': contractPeerArgs(data, database),
   'entity-registry': benchServeArgs(ROOT, data, database),
 }
 
@@ -85,7 +85,8 @@ function readSamples(file, requests) {
 }
 
 async function recordUnderLoad(name, args) {
-  const server = await startServer(process.execPath, ['--perf-basic-prof', ...args])
+  // In the recordings' folder: --perf-basic-prof also has V8 write its log (isolate-…-v8.log) where the process runs.
+  const server = await startServer(process.execPath, ['--perf-basic-prof', ...args], { cwd: recordings })
   const file = join(recordings, `${name}.data`)
   const load = (duration) => autocannon({ url: server.url + path, connections: 10, duration, headers: { Authorization: `Bearer ${KEY}` } })
   await load(1) // warm-up
@@ -136,5 +137,3 @@ if (top > 0) {
     console.log(`${(floor.get(symbol) ?? 0).toFixed(2).padStart(6)} ${(registry.get(symbol) ?? 0).toFixed(2).padStart(6)} ${excess(symbol) >= 0 ? '+' : ''}${excess(symbol).toFixed(2)}  ${symbol}`)
   }
 }
-// Maps left by a server that did not stop in time are of no use to anyone.
-for (const file of readdirSync('/tmp')) if (/^perf-\d+\.map$/.test(file) && !existsSync(`/proc/${file.slice(5, -4)}`)) rmSync(join('/tmp', file), { force: true })

@@ -24,7 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { benchServeArgs, DATA_DIR, httpSchemaOf, idOf, inSchema, KEY, machine, RATE_LIMIT, ROOT, startServer } from './lib.mjs'
+import { benchServeArgs, contractPeerArgs, DATA_DIR, floorArgs, httpSchemaOf, idOf, inSchema, KEY, machine, ROOT, startServer } from './lib.mjs'
 import { openQueries } from './servers/queries.mjs'
 
 const { values: options } = parseArgs({
@@ -195,8 +195,8 @@ function attributeHeap({ profile, requests }) {
 }
 
 const servers = {
-  floor: [join(ROOT, 'bench/servers/floor.mjs'), data, ...database],
-  ...(options.heap ? { 'Fastify, contract': [join(ROOT, 'bench/servers/fastify-contract.mjs'), data, ...database, '--key', KEY, '--rate-limit', RATE_LIMIT] } : {}),
+  floor: floorArgs(data, database),
+  ...(options.heap ? { 'Fastify, contract': contractPeerArgs(data, database) } : {}),
   'entity-registry': benchServeArgs(ROOT, data, database),
 }
 const samplings = options.heap ? ['all', 'survivors'] : [undefined]
