@@ -266,7 +266,7 @@ describeEachStore(sqlDialects, 'entities read as rows', (dialect) => {
 
   it('have their snapshot as a field of their own, parsed when read and settable, through one accessor shared by all', async () => {
     for (const id of ['a', 'b']) await store().warehouse.upsert({ id, type: 'thing', name: `name ${id}` })
-    const [a, b] = await store().getEntities(['a', 'b'])
+    const [a, b] = await store().getEntities!(['a', 'b'])
     // As a plain entity: copied, cloned and serialized with its snapshot.
     expect(Object.keys(a!)).toEqual(['id', 'state', 'mergedInto', 'snapshot', 'resource'])
     expect({ ...a! }.snapshot).toMatchObject({ type: 'thing', name: 'name a' })
