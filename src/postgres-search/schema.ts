@@ -29,26 +29,40 @@ const HOW_TO_ADD = {
 /**
  * The extensions the index needs, created where the database has them and the role may (pg_trgm is
  * trusted: a database owner may create it). `vectors`: whether pgvector is needed (an embedder that
- * makes vectors). Missing ones are an error that names them and how to add them.
+ * makes vectors). Missing ones are an error that names them and how to add them. An extension counts
+ * only in a schema of the connection's search path: in another, `gin_trgm_ops` is out of reach, and
+ * the schema is another app's (or test's) to drop, with the extension in it: `btree_gin` dropped so
+ * between this check and the prefiltered index failed that index ("no default operator class").
  */
 export async function ensureExtensions(db: Kysely<any>, vectors: boolean): Promise<SearchExtensions> {
-  const missing: string[] = []
+  const missing: (keyof typeof HOW_TO_ADD)[] = []
+  /** The schema of each extension installed out of the search path, for the error. */
+  const outOfPath = new Map<string, string>()
   const versionOf = async (name: keyof typeof HOW_TO_ADD | 'btree_gin'): Promise<string | null> => {
-    const installed = async () => (await sql<{ extversion: string }>`select extversion from pg_extension where extname = ${name}`.execute(db)).rows[0]?.extversion ?? null
-    const version = await installed()
-    if (version !== null) return version
-    const available = await sql`select 1 from pg_available_extensions where name = ${name}`.execute(db)
-    if (available.rows.length > 0) await sql`create extension if not exists ${sql.id(name)}`.execute(db).catch(() => undefined)
-    return installed()
+    const installed = async () =>
+      (
+        await sql<{ extversion: string; schema: string; inPath: boolean }>`select e.extversion, n.nspname as schema, n.nspname = any (current_schemas(false)) as "inPath"
+          from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = ${name}`.execute(db)
+      ).rows[0]
+    let found = await installed()
+    if (found === undefined) {
+      const available = await sql`select 1 from pg_available_extensions where name = ${name}`.execute(db)
+      if (available.rows.length > 0) await sql`create extension if not exists ${sql.id(name)}`.execute(db).catch(() => undefined)
+      found = await installed()
+    }
+    if (found !== undefined && !found.inPath) outOfPath.set(name, found.schema)
+    return found?.inPath ? found.extversion : null
   }
   if ((await versionOf('pg_trgm')) === null) missing.push('pg_trgm')
   const vector = vectors ? await versionOf('vector') : null
   if (vectors && vector === null) missing.push('vector')
   if (missing.length > 0) {
     const without = vectors && missing.length === 1 ? '; or search by full text and names only, without vectors, with the embedder "none" (--embedder none)' : ''
-    throw new Error(
-      `the PostgreSQL search index needs the extension${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}, which this database lacks: ${missing.map((name) => HOW_TO_ADD[name as keyof typeof HOW_TO_ADD]).join('; ')}${without}`,
-    )
+    const howToAdd = (name: keyof typeof HOW_TO_ADD) => {
+      const schema = outOfPath.get(name)
+      return schema === undefined ? HOW_TO_ADD[name] : `${name} is in the schema ${schema}, which this connection's search path does not include: add ${schema} to it`
+    }
+    throw new Error(`the PostgreSQL search index needs the extension${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}, which this database lacks: ${missing.map(howToAdd).join('; ')}${without}`)
   }
   // Optional: a contrib extension (trusted, as pg_trgm) that makes prefiltered full text faster.
   const btreeGin = (await versionOf('btree_gin')) !== null

@@ -73,8 +73,11 @@ export const searchIndexKinds: SearchIndexKind[] = [
     semantic: false,
    
     async open() {
-      // pg_trgm once in the database, in `public`, which each test's schema searches after its own.
-      await withPostgresClient(POSTGRES_URL, (client) => client.query('create extension if not exists pg_trgm schema public')).catch(() => undefined)
+      // pg_trgm and btree_gin once in the database, in `public`, which each test's schema searches
+      // after its own: made by the index, they would be in a test's schema, and go when it is dropped.
+      for (const extension of ['pg_trgm', 'btree_gin']) {
+        await withPostgresClient(POSTGRES_URL, (client) => client.query(`create extension if not exists ${extension} schema public`)).catch(() => undefined)
+      }
       const schema = await freshPostgresSchema()
       const url = new URL(schema.url)
       url.searchParams.set('options', `${url.searchParams.get('options')},public`)

@@ -177,6 +177,16 @@ describe('the search index inside PostgreSQL', () => {
     expect(await reopened.state()).toEqual({ cursor: '7', embedderId: 'none' })
   })
 
+  it('counts an extension only in a schema of the search path: out of it, names the schema; on it, starts', STARTS, async () => {
+    const db = pglite({ pg_trgm })
+    await sql`create schema elsewhere`.execute(db)
+    await sql`create extension pg_trgm schema elsewhere`.execute(db)
+    await expect(createPostgresSearchIndex({ db, dimensions: 0 })).rejects.toThrow(/needs the extension pg_trgm.*pg_trgm is in the schema elsewhere, which this connection's search path does not include/)
+    await sql`set search_path to public, elsewhere`.execute(db)
+    const index = await createPostgresSearchIndex({ db, dimensions: 0 })
+    expect(await index.state()).toEqual({ cursor: null, embedderId: null })
+  })
+
   it('refuses to start without pg_trgm, or without pgvector for an embedder that makes vectors, naming the extension and how to add it', STARTS, async () => {
     await expect(createPostgresSearchIndex({ db: pglite(), dimensions: 0 })).rejects.toThrow(/needs the extension pg_trgm.*CREATE EXTENSION pg_trgm/)
     await expect(createPostgresSearchIndex({ db: withTrigrams, dimensions: 100 })).rejects.toThrow(/needs the extension vector.*CREATE EXTENSION vector.*--embedder none/)
