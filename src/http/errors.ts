@@ -45,6 +45,9 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   internal_error: [500, 'Internal server error'],
 }
 
+/** Every code the registry answers, with its status and title: the OpenAPI document lists them (`x-error-codes`). */
+export const ERROR_CODES = Object.entries(STATUS_AND_TITLE).map(([code, [status, title]]) => ({ code: code as ErrorCode, status, title }))
+
 /** An error answered as a JSON:API error document; thrown by handlers, rendered by the registry. */
 export class HttpError extends Error {
   override readonly name = 'HttpError'

@@ -12,6 +12,7 @@ import {
 import { FACET_FIELDS } from '../contract/fields.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
 import { SEARCH_INDEX_LAG_HEADER } from './search.js'
+import { ERROR_CODES } from './errors.js'
 
 /** The schemas the document names, by component name. */
 const COMPONENTS = {
@@ -191,6 +192,9 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
       schemas: componentSchemas(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <API_KEY>`.' } },
     },
+    // The values of an error's `code`, which the schema leaves a string (a server may add codes):
+    // listed for readers and generated documentation.
+    'x-error-codes': ERROR_CODES,
   }
 }
 
