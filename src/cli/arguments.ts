@@ -205,6 +205,9 @@ const REINDEX_OPTIONS = { ...DATA_OPTIONS, ...PROGRESS_OPTION, search: { type: '
 
 const KEYS_OPTIONS = { ...DATA_OPTIONS, org: { type: 'string' }, label: { type: 'string' }, expires: { type: 'string' }, json: { type: 'boolean', default: false } } satisfies Options
 
+/** The options each command's parser accepts (`orgs` shares `keys`'s): the docs' test checks its help names them all. */
+export const COMMAND_OPTIONS = { serve: SERVE_OPTIONS, import: IMPORT_OPTIONS, reindex: REINDEX_OPTIONS, keys: KEYS_OPTIONS }
+
 type CommandName = 'serve' | 'import' | 'reindex' | 'keys' | 'orgs'
 const COMMANDS: CommandName[] = ['serve', 'import', 'reindex', 'keys', 'orgs']
 
