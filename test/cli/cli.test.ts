@@ -268,12 +268,12 @@ describe('entity-registry CLI', () => {
     expect([version.code, version.out]).toEqual([0, `${packageJson.version}\n`])
   })
 
-  it('describes --database alike in --help and the README: a SQLite path, postgres:// or pglite:', () => {
+  it('describes --database alike in --help and the command line guide: a SQLite path, postgres:// or pglite:', () => {
     const flat = (text: string) => text.replaceAll('`', '').replace(/\s+/g, ' ')
-    const readme = flat(readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8').split('\n- ').find((item) => item.startsWith('`--database'))!)
+    const readme = flat(readFileSync(fileURLToPath(new URL('../../docs/guides/command-line.md', import.meta.url)), 'utf8').split('\n- ').find((item) => item.startsWith('`--database'))!)
     const help = flat(/ {2}--database[\s\S]*?(?=\n {2}-)/.exec(run(['help', 'serve']).out)![0])
     for (const form of ['SQLite file path', 'postgres://user@host/db', 'postgresql://', 'pglite:DIR', 'pglite: alone keeps it in memory']) {
-      expect(readme, `README: ${form}`).toContain(form)
+      expect(readme, `docs/guides/command-line.md: ${form}`).toContain(form)
       expect(help, `--help: ${form}`).toContain(form)
     }
   })
