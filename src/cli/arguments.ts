@@ -35,7 +35,7 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
 
 const PROGRESS_HELP = `  --progress F      line (default): one line on stderr when it is a terminal, redrawn: count, rate,
                     and where the size is known percent and time left; json: one JSON object a
-                    second on stderr wherever it goes (see the README); none`
+                    second on stderr wherever it goes (see docs/guides/loading.md); none`
 
 const SEARCH_HELP = `  --search DIR      the search index (LanceDB): a directory or a URI such as s3://bucket/path
                     (default DIR/search of --data); or "postgres": inside the --database
