@@ -1,24 +1,12 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import type { ImportCommandOptions, ReindexCommandOptions, ServeOptions } from './commands.js'
+import type { Invocation, KeysInvocation } from './invocation.js'
 import { PROGRESS_FORMATS } from './progress.js'
 import type { DeleteLimit } from '../warehouse/import.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from '../node/embedder-name.js'
 import { SEARCH_IN_DATABASE } from '../node/search-in-database.js'
 import type { DataOptions } from '../node/data-dir.js'
-import type { KeysInvocation } from './keys-commands.js'
+import { UsageError } from './usage-error.js'
 import { LOG_FORMATS, LOG_LEVELS } from '../telemetry/log-levels.js'
-
-/** Bad usage: one line on stderr and exit code 2; nothing was done. */
-export class UsageError extends Error {}
-
-/** What the command line asks for. */
-export type Invocation =
-  | { command: 'help'; text: string }
-  | { command: 'version' }
-  | { command: 'serve'; options: ServeOptions }
-  | { command: 'import'; input: ImportCommandOptions; data: DataOptions }
-  | { command: 'reindex'; data: ReindexCommandOptions }
-  | KeysInvocation
 
 /** The most lines a transaction may take: a batch is held in memory until it commits. */
 const MAX_BATCH = 100_000
