@@ -144,9 +144,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     }
     const match = route(url.pathname)
     if (match === null) throw new HttpError('not_found', 'no such endpoint')
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      throw new HttpError('method_not_allowed', 'this service is read-only: use GET or HEAD', undefined, { Allow: ALLOWED_METHODS })
-    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') throw readOnly()
     trace.route = match.path
     const { store, blobs, search } = options
     return match.handler({ request, url, params: match.params, links: linksFor(url), head: request.method === 'HEAD', store, blobs, search, changesWindow, trace })
@@ -156,7 +154,8 @@ export function createRegistry(options: RegistryOptions): Registry {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null }
     const url = request.parsedUrl ?? new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
-    if ((request.method === 'GET' || request.method === 'HEAD') && url.pathname === openApiPath) {
+    if (url.pathname === openApiPath) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') throw readOnly()
       // Loaded when asked for: it is built from the zod schemas, which a serving process otherwise never loads.
       const { createOpenApiDocument } = await import('./http/openapi.js')
       return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(createOpenApiDocument(linkBase(url))) }
@@ -260,6 +259,9 @@ function bodyLength({ body, headers }: Answer): number | null {
   const declared = headers['Content-Length']
   return declared === undefined ? null : Number(declared)
 }
+
+/** The answer to a method other than GET, HEAD and OPTIONS on a path the registry serves. */
+const readOnly = () => new HttpError('method_not_allowed', 'this service is read-only: use GET or HEAD', undefined, { Allow: ALLOWED_METHODS })
 
 function bearerToken(request: RequestView): string | null {
   const header = request.headers.get('Authorization')

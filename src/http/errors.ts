@@ -45,6 +45,9 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   internal_error: [500, 'Internal server error'],
 }
 
+/** The status an error code is answered with. */
+export const statusOf = (code: ErrorCode): number => STATUS_AND_TITLE[code][0]
+
 /** An error answered as a JSON:API error document; thrown by handlers, rendered by the registry. */
 export class HttpError extends Error {
   override readonly name = 'HttpError'
@@ -60,7 +63,7 @@ export class HttpError extends Error {
     options?: ErrorOptions,
   ) {
     super(detail, options)
-    this.status = STATUS_AND_TITLE[code][0]
+    this.status = statusOf(code)
   }
 
   toDocument() {
