@@ -1,7 +1,10 @@
 import { DependencyUnavailableError } from '../ports/dependency.js'
 
-/** Socket errors of a server that is down, restarting or unreachable. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+/**
+ * Socket errors of a server that is down, restarting or unreachable; over a Unix socket
+ * (`?host=/var/run/postgresql`), ENOENT: a stopped server removes its socket's file.
+ */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOENT'])
 
 /** Admin shutdown, crash shutdown, cannot connect now (starting or stopping), too many connections. */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300'])

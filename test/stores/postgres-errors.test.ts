@@ -7,6 +7,7 @@ const withCode = (code: string, message = 'failed') => Object.assign(new Error(m
 describe('isConnectionFailure', () => {
   it.each([
     ['connection refused', withCode('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432')],
+    ['no Unix socket (the server stopped)', withCode('ENOENT', 'connect ENOENT /var/run/postgresql/.s.PGSQL.5432')],
     ['connection reset', withCode('ECONNRESET')],
     ['a connect timeout', withCode('ETIMEDOUT')],
     ['SQLSTATE 08006 (connection failure)', withCode('08006')],
