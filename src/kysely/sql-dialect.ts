@@ -1,7 +1,6 @@
 import type { BulkWrites } from './bulk-writes.js'
 import { postgresBulkWrites } from './postgres-bulk.js'
 import { sqliteBulkWrites } from './sqlite-bulk.js'
-import { lockedOutAsUnavailable } from './sqlite-errors.js'
 import { sql, type ColumnBuilderCallback, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely'
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -39,8 +38,6 @@ export interface SqlDialect {
    * on every call. SQLite makes one plan a prepared statement, and its equalities stay plain.
    */
   hidesSeekValues: boolean
-  /** What a failed write transaction's error is reported as (the store away, where it was locked out). */
-  writeError(error: unknown): unknown
   /** How a write transaction's rows are written at its end. */
   bulk: BulkWrites
   /**
@@ -85,7 +82,6 @@ const sqlite: SqlDialect = {
   // (each equality-filterable field's index ends in id).
   hiddenValue: (value) => sql<string>`+${value}`,
   hidesSeekValues: false,
-  writeError: lockedOutAsUnavailable,
   bulk: sqliteBulkWrites,
   // A temporary table: freed when the connection closes, however the process ends.
   scratchTable: sql`temp table`,
@@ -111,8 +107,6 @@ function postgres(foldCollation: string): SqlDialect {
     joinedResources: null,
     hiddenValue: (value) => sql<string>`(select ${value})`,
     hidesSeekValues: true,
-    // The pool reports a lost connection as the store away already (postgres-errors.ts).
-    writeError: (error) => error,
     bulk: postgresBulkWrites,
     // Not a temporary table: the pool's next query may run on another connection, which would not
     // see it. Unlogged: no write-ahead log for rows that live one run.
