@@ -188,8 +188,8 @@ describe('admin handler', () => {
     expect(await readiness.check()).toEqual(ready)
     expect(performance.now() - started).toBeLessThan(900)
     await sleep(1000)
-    // A dependency that is away: not ready at once.
-    buildLag = () => Promise.reject(new DependencyUnavailableError('search', 'the search index does not answer'))
+    // A dependency that is away (the feed's store, which the lag reads): not ready at once.
+    buildLag = () => Promise.reject(new DependencyUnavailableError('store', 'the search index does not answer'))
     expect(await readiness.check()).toEqual({ ready: false, checks: { store: 'ok', search: 'the search index does not answer' } })
     buildLag = async () => 0
     expect(await readiness.check()).toEqual(ready)
