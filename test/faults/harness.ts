@@ -2,10 +2,12 @@
  * What every fault test runs while it takes a dependency away: load from 10 concurrent clients, and a
  * mirror (the client's `mirror`) following the feed throughout; then what it asserts of both.
  */
+import { join } from 'node:path'
 import { expect } from 'vitest'
 import { createClient } from '../../src/client/client.js'
 import { mirror } from '../../src/client/mirror.js'
 import type { EntityResource } from '../../src/client/types.js'
+import { openStore } from '../../src/kysely/open-store.js'
 
 /** Resolves after `ms`. */
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -180,4 +182,39 @@ export function expectOutageHandled(outcomes: Outcome[], { code, awayAt, backAt,
   }
   // The outage was seen: some request that needs the dependency failed while it was away.
   expect(outcomes.some((outcome) => outcome.status === 503 && outcome.sentAt >= awayAt && outcome.sentAt <= backAt), 'no 503 seen while the dependency was away').toBe(true)
+}
+
+/**
+ * One request of each kind the API answers, on the demo data once `mergeInDemo` has run: what the
+ * fault suites run through each dependency's outage (a download's path depends on the suite).
+ */
+export const REQUEST_KINDS = {
+  page: '/v1/entities?page[limit]=5',
+  filteredPage: '/v1/entities?filter=type:person&page[limit]=20',
+  get: '/v1/entities/a000041',
+  /** Merged into a000041 by `mergeInDemo`: answered with it. */
+  getMerged: '/v1/entities/a000039',
+  facets: '/v1/facets?fields=type',
+  feed: '/v1/entities/changes?filter=type:person&page[limit]=50',
+  search: '/v1/search?q=senator',
+}
+
+/** Merges the demo's a000039 into a000041 in the SQLite store of a data directory (`serve` may be serving it). */
+export async function mergeInDemo(dataDirectory: string): Promise<void> {
+  const store = await openStore(join(dataDirectory, 'registry.sqlite'))
+  try {
+    await store.warehouse.apply([{ op: 'merge', id: 'a000039', into: 'a000041' }])
+  } finally {
+    await store.close()
+  }
+}
+
+/** Every request kind answers 200 (and the merged entity as the one it went into): what a load then runs is what it means to. */
+export async function expectEveryKindAnswers(baseUrl: string, apiKey: string): Promise<void> {
+  for (const [kind, path] of Object.entries(REQUEST_KINDS)) {
+    const response = await fetch(`${baseUrl}${path}`, { headers: { Authorization: `Bearer ${apiKey}` } })
+    expect(response.status, kind).toBe(200)
+    const body = (await response.json()) as { data: unknown }
+    if (kind === 'getMerged') expect((body.data as { id: string }).id).toBe('a000041')
+  }
 }
