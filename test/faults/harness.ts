@@ -9,6 +9,7 @@ import { expect } from 'vitest'
 import { createClient } from '../../src/client/client.js'
 import { mirror } from '../../src/client/mirror.js'
 import type { EntityResource } from '../../src/client/types.js'
+import { openStore } from '../../src/kysely/open-store.js'
 
 /**
  * The kinds of request the fault suites send (issue 40): each reads its dependencies its own way
@@ -256,5 +257,26 @@ export function expectEveryKindBack(outcomes: Outcome[], kinds: Partial<Record<R
     const back = ofKind.filter((outcome) => outcome.sentAt >= backAt + withinMs)
     expect(back.length, `${kind} not sent ${withinMs} ms after the dependency's return`).toBeGreaterThan(0)
     for (const outcome of back) expect(outcome.status, `not back: ${describe(outcome)}`).toBe(200)
+  }
+}
+
+/** Merges the demo's a000039 into a000041 in the SQLite store of a data directory (`serve` may be serving it). */
+export async function mergeInDemo(dataDirectory: string): Promise<void> {
+  const store = await openStore(join(dataDirectory, 'registry.sqlite'))
+  try {
+    await store.warehouse.apply([{ op: 'merge', id: 'a000039', into: 'a000041' }])
+  } finally {
+    await store.close()
+  }
+}
+
+/** Every request kind answers 200 (and the merged entity as the one it went into): what a load then runs is what it means to. */
+export async function expectEveryKindAnswers(baseUrl: string, apiKey: string, kinds: Partial<Record<RequestKind, string>>): Promise<void> {
+  for (const [kind, path] of Object.entries(kinds)) {
+    const response = await fetch(`${baseUrl}${path}`, { headers: { Authorization: `Bearer ${apiKey}` } })
+    expect(response.status, kind).toBe(200)
+    if (kind === 'download') continue
+    const body = (await response.json()) as { data: unknown }
+    if (kind === 'get merged') expect((body.data as { id: string }).id).toBe('a000041')
   }
 }
