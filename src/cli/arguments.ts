@@ -68,8 +68,8 @@ ${DATA_HELP}
                     organization together
   --auth-failure-limit N
                     requests with a missing or wrong key allowed per minute from one client
-                    address; beyond, that address gets 429 until it slows down; 0: no limit
-                    (default 60)
+                    address; beyond, its wrong keys get 429 until it slows down, its valid
+                    keys are still served; 0: no limit (default 60)
   --redis URL       keep the rate limit in Redis (redis://host:6379), shared by every instance
   --redis-failure open|closed
                     while Redis is away: let requests through uncounted (open, the default) or
