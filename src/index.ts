@@ -4,7 +4,8 @@
  */
 export { createRegistry, type Registry, type RegistryOptions } from './registry.js'
 export type { Answer, RequestView } from './http/answer.js'
-export { renderEntityResource, type ResourceTemplate } from './contract/resource-json.js'
+export { renderEntityResource } from './contract/resource-json.js'
+export type { ResourceTemplate } from './contract/resource-template.js'
 export { createApiKeyAuthenticator, type ApiKeyAuthenticator, type ApiKeyAuthenticatorOptions } from './auth/api-keys.js'
 export { generateApiKey, hashApiKey, isWellFormedApiKey } from './auth/key-format.js'
 export {

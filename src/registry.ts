@@ -35,9 +35,10 @@ export interface RegistryOptions {
   rateLimitScope?: 'key' | 'org'
   /**
    * Requests with a missing or wrong key allowed per minute from one client address (default 60; 0
-   * no limit): beyond, every request from that address answers 429 with `Retry-After` until the
-   * allowance refills, before its key is looked at. Kept in the process; counted only where the
-   * adapter knows the address (every adapter but Next.js's, and that one behind `trustProxy`).
+   * no limit): beyond, until the allowance refills, a request from that address whose key is not one
+   * known valid (`Authenticator.authenticateKnown`) answers 429 with `Retry-After`, without a lookup
+   * of its key; a valid key is served. Kept in the process; counted only where the adapter knows the
+   * address (every adapter but Next.js's, and that one behind `trustProxy`).
    */
   authFailureLimit?: number
   /**
@@ -144,9 +145,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     }
     const match = route(url.pathname)
     if (match === null) throw new HttpError('not_found', 'no such endpoint')
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      throw new HttpError('method_not_allowed', 'this service is read-only: use GET or HEAD', undefined, { Allow: ALLOWED_METHODS })
-    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') throw readOnly()
     trace.route = match.path
     const { store, blobs, search } = options
     return match.handler({ request, url, params: match.params, links: linksFor(url), head: request.method === 'HEAD', store, blobs, search, changesWindow, trace })
@@ -156,7 +155,8 @@ export function createRegistry(options: RegistryOptions): Registry {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null }
     const url = request.parsedUrl ?? new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
-    if ((request.method === 'GET' || request.method === 'HEAD') && url.pathname === openApiPath) {
+    if (url.pathname === openApiPath) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') throw readOnly()
       // Loaded when asked for: it is built from the zod schemas, which a serving process otherwise never loads.
       const { createOpenApiDocument } = await import('./http/openapi.js')
       return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(createOpenApiDocument(linkBase(url))) }
@@ -169,17 +169,23 @@ export function createRegistry(options: RegistryOptions): Registry {
         return page
       }
     }
-    const failures = address === undefined ? undefined : authFailures?.peek(address)
-    if (failures?.allowed === false) {
-      throw new HttpError('rate_limited', `too many requests with a missing or wrong API key from this address; retry after ${failures.retryAfterSeconds} s`, undefined, {
-        'Retry-After': String(failures.retryAfterSeconds),
-      })
-    }
+    // Past its allowance of failed authentications, an address's keys are still checked, but only
+    // against those known valid: a made-up key then costs no lookup, and a valid one is served.
+    const limited = address !== undefined && authFailures?.peek(address).allowed === false
+    const { auth } = options
+    const token = bearerToken(request)
+    const given = !limited ? auth.authenticate(token, request) : auth.authenticateKnown ? auth.authenticateKnown(token, request) : null
     // Awaited only when a promise: an await costs a request a microtask and its allocations.
-    const given = options.auth.authenticate(bearerToken(request), request)
     const principal = given instanceof Promise ? await given : given
     if (principal === null) {
-      if (address !== undefined) authFailures?.take(address)
+      // Only a key that does not verify counts against the address, and only such a key is refused 429.
+      const failures = address === undefined ? undefined : authFailures?.take(address)
+      if (limited || failures?.allowed === false) {
+        const retryAfter = String(failures!.retryAfterSeconds)
+        throw new HttpError('rate_limited', `too many requests with a missing or wrong API key from this address; retry after ${retryAfter} s`, undefined, {
+          'Retry-After': retryAfter,
+        })
+      }
       throw new HttpError('unauthorized', 'a valid API key is required: Authorization: Bearer <API_KEY>', undefined, {
         'WWW-Authenticate': 'Bearer',
       })
@@ -260,6 +266,9 @@ function bodyLength({ body, headers }: Answer): number | null {
   const declared = headers['Content-Length']
   return declared === undefined ? null : Number(declared)
 }
+
+/** The answer to a method other than GET, HEAD and OPTIONS on a path the registry serves. */
+const readOnly = () => new HttpError('method_not_allowed', 'this service is read-only: use GET or HEAD', undefined, { Allow: ALLOWED_METHODS })
 
 function bearerToken(request: RequestView): string | null {
   const header = request.headers.get('Authorization')

@@ -56,6 +56,8 @@ export function createApiKeyAuthenticator({
   // The hashes of keys accepted within cacheTtlMs, by key: a request with one skips SHA-256, the one
   // step here that costs (2 us a request). Only accepted keys are kept, in this process's memory as
   // each request's header is, and each is still compared and checked as below on every request.
+  // Kept past cacheTtlMs (until found invalid, or pushed out by newer ones), they are also the keys
+  // known valid: the only stored keys `authenticateKnown` looks up.
   const accepted = new Map<string, { hash: string; until: number }>()
   const remember = (token: string, hash: string, time: number) => setNewest(accepted, token, { hash, until: time + cacheTtlMs }, cacheSize)
 
@@ -70,32 +72,39 @@ export function createApiKeyAuthenticator({
     return key
   }
 
-  return {
-    // A configured key, or none, is answered at once; a stored one as a promise (its lookup).
-    authenticate(token): Principal | null | Promise<Principal | null> {
-      if (token === null || token === '') return null
-      const time = now()
-      const known = accepted.get(token)
-      const fresh = known !== undefined && known.until > time
-      const hash = fresh ? known.hash : keyHash(token)
-      // Compare against every configured key, so the time taken does not depend on which matched.
-      let matched = -1
-      for (let index = 0; index < configured.length; index++) if (equalInConstantTime(configured[index]!, hash)) matched = index
-      if (matched >= 0) {
-        if (!fresh) remember(token, hash, time)
-        return configuredPrincipals[matched]!
+  /**
+   * A configured key, or none, is answered at once; a stored one as a promise (its lookup), and only
+   * when `lookUpUnknown` or the key was accepted before.
+   */
+  function verify(token: string | null, lookUpUnknown: boolean): Principal | null | Promise<Principal | null> {
+    if (token === null || token === '') return null
+    const time = now()
+    const known = accepted.get(token)
+    const fresh = known !== undefined && known.until > time
+    const hash = fresh ? known.hash : keyHash(token)
+    // Compare against every configured key, so the time taken does not depend on which matched.
+    let matched = -1
+    for (let index = 0; index < configured.length; index++) if (equalInConstantTime(configured[index]!, hash)) matched = index
+    if (matched >= 0) {
+      if (!fresh) remember(token, hash, time)
+      return configuredPrincipals[matched]!
+    }
+    if (store === undefined || !isWellFormedApiKey(token)) return null
+    if (!lookUpUnknown && known === undefined) return null
+    return lookUp(hash, time).then((key) => {
+      if (key === null || stateOf(key, new Date(time)) !== 'active') {
+        accepted.delete(token)
+        return null
       }
-      if (store === undefined || !isWellFormedApiKey(token)) return null
-      return lookUp(hash, time).then((key) => {
-        if (key === null || stateOf(key, new Date(time)) !== 'active') {
-          accepted.delete(token)
-          return null
-        }
-        lastUse!.used(key, time)
-        if (!fresh) remember(token, hash, time)
-        return { id: key.id, org: key.org }
-      })
-    },
+      lastUse!.used(key, time)
+      if (!fresh) remember(token, hash, time)
+      return { id: key.id, org: key.org }
+    })
+  }
+
+  return {
+    authenticate: (token) => verify(token, true),
+    authenticateKnown: (token) => verify(token, false),
     flush: async () => lastUse?.flush(),
   }
 }

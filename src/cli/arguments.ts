@@ -1,24 +1,12 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import type { ImportCommandOptions, ReindexCommandOptions, ServeOptions } from './commands.js'
+import type { Invocation, KeysInvocation } from './invocation.js'
 import { PROGRESS_FORMATS } from './progress.js'
 import type { DeleteLimit } from '../warehouse/import.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from '../node/embedder-name.js'
 import { SEARCH_IN_DATABASE } from '../node/search-in-database.js'
 import type { DataOptions } from '../node/data-dir.js'
-import type { KeysInvocation } from './keys-commands.js'
+import { UsageError } from './usage-error.js'
 import { LOG_FORMATS, LOG_LEVELS } from '../telemetry/log-levels.js'
-
-/** Bad usage: one line on stderr and exit code 2; nothing was done. */
-export class UsageError extends Error {}
-
-/** What the command line asks for. */
-export type Invocation =
-  | { command: 'help'; text: string }
-  | { command: 'version' }
-  | { command: 'serve'; options: ServeOptions }
-  | { command: 'import'; input: ImportCommandOptions; data: DataOptions }
-  | { command: 'reindex'; data: ReindexCommandOptions }
-  | KeysInvocation
 
 /** The most lines a transaction may take: a batch is held in memory until it commits. */
 const MAX_BATCH = 100_000
@@ -80,8 +68,8 @@ ${DATA_HELP}
                     organization together
   --auth-failure-limit N
                     requests with a missing or wrong key allowed per minute from one client
-                    address; beyond, that address gets 429 until it slows down; 0: no limit
-                    (default 60)
+                    address; beyond, its wrong keys get 429 until it slows down, its valid
+                    keys are still served; 0: no limit (default 60)
   --redis URL       keep the rate limit in Redis (redis://host:6379), shared by every instance
   --redis-failure open|closed
                     while Redis is away: let requests through uncounted (open, the default) or

@@ -1,36 +1,19 @@
 import { stat } from 'node:fs/promises'
 import { serve as serveNode } from '../../adapters/node.js'
-import { importFile, openEmbeddedRegistry, type EmbeddedRegistryOptions } from '../node/embedded-registry.js'
+import { importFile, openEmbeddedRegistry } from '../node/embedded-registry.js'
 import type { Registry } from '../registry.js'
 import { isDependencyUnavailable } from '../ports/dependency.js'
-import { UsageError } from './arguments.js'
+import type { ImportCommandOptions, ReindexCommandOptions, ServeOptions } from './invocation.js'
+import type { Print } from './print.js'
+import { UsageError } from './usage-error.js'
 import { openData, type DataOptions } from '../node/data-dir.js'
 import { SEARCH_IN_DATABASE } from '../node/search-in-database.js'
 import { collectAfterCrowds } from '../node/collect-after-crowds.js'
 import { keepHeapUnder } from '../node/heap-ceiling.js'
 import { STANDARD_INPUT } from '../node/read-lines.js'
-import { createProgress, type ProgressFormat } from './progress.js'
+import { createProgress } from './progress.js'
 import { decodeChangeId } from '../contract/change-id.js'
 import { createLogger } from '../telemetry/logger.js'
-import type { DeleteLimit } from '../warehouse/import.js'
-import type { LogFormat, LogLevel } from '../telemetry/log-levels.js'
-
-export interface ServeOptions extends EmbeddedRegistryOptions {
-  port: number
-  host: string
-  trustProxy: boolean
-  /** The admin listener's port (`/live`, `/ready`, `/metrics`); none when absent. */
-  adminPort?: number
-  adminHost: string
-  logLevel: LogLevel
-  logFormat: LogFormat
-  /** A response whose client has read nothing for this long is closed. */
-  sendTimeoutMs: number
-  /** How long requests in flight may take to finish after SIGTERM or SIGINT. */
-  shutdownTimeoutMs: number
-}
-
-export type Print = (line: string) => void
 
 /**
  * Serves until the returned function is called, which shuts down gracefully: `/ready` turns 503, the
@@ -73,9 +56,6 @@ async function listen(registry: Registry, { port, host, trustProxy, sendTimeoutM
   }
 }
 
-/** What `reindex` rebuilds and how it shows progress. */
-export type ReindexCommandOptions = DataOptions & { search?: string; embedder?: string; indexTexts?: boolean; progress?: ProgressFormat }
-
 /**
  * Rebuilds the search index from the store's feed, showing progress: changes applied, and how far
  * through the feed; renditions whose text is skipped go to `warn`.
@@ -115,17 +95,6 @@ async function fileToImport(source: string) {
   if (found === null) throw new UsageError(`import: no such file: ${source}`)
   if (found.isDirectory()) throw new UsageError(`import: ${source} is a directory, not an NDJSON file`)
   return found
-}
-
-/** What `import` reads and how. */
-export interface ImportCommandOptions {
-  /** An NDJSON file (gzip-compressed or not), or `-` for standard input. */
-  source: string
-  /** Lines per transaction. */
-  batchSize?: number
-  /** The input is the whole warehouse (`importNdjson`'s `full`). */
-  full?: { maxDelete?: DeleteLimit }
-  progress?: ProgressFormat
 }
 
 /** The JS heap in use past which an import collects its garbage (`keepHeapUnder`): a batch of 10,000 lines holds some 45 MB. */

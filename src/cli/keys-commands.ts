@@ -1,14 +1,9 @@
 import { createKeyManager, KeyManagerError, type ApiKeyInfo, type KeyManager, type OrganizationInfo } from '../auth/key-manager.js'
-import { openData, type DataOptions } from '../node/data-dir.js'
+import { openData } from '../node/data-dir.js'
 import { createLogger } from '../telemetry/logger.js'
-import { UsageError } from './arguments.js'
-import type { Print } from './commands.js'
-
-export type KeysInvocation =
-  | { command: 'keys create'; data: DataOptions; org: string; label?: string; expiresAt?: Date }
-  | { command: 'keys list'; data: DataOptions; org?: string; json: boolean }
-  | { command: 'keys revoke'; data: DataOptions; which: { id: string } | { org: string } }
-  | { command: 'orgs list'; data: DataOptions; json: boolean }
+import type { KeysInvocation } from './invocation.js'
+import type { Print } from './print.js'
+import { UsageError } from './usage-error.js'
 
 /**
  * `keys create|list|revoke` and `orgs list`. A key created is printed alone on standard output; key

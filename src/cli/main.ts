@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-import { parseInvocation, UsageError, type Invocation } from './arguments.js'
+import { parseInvocation } from './arguments.js'
+import type { Invocation } from './invocation.js'
+import { UsageError } from './usage-error.js'
 import { packageVersion } from '../node/package-files.js'
 
 // LanceDB's native log prints warnings of its own housekeeping to stderr (a reindex of 1,000,000

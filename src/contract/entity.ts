@@ -1,5 +1,5 @@
 import type { AttributeField } from './fields.js'
-import type { ResourceTemplate } from './resource-json.js'
+import type { ResourceTemplate } from './resource-template.js'
 
 /** A rendition as stored: everything public but `links`, which depends on the base URL. */
 export interface StoredRendition {

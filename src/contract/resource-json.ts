@@ -1,19 +1,7 @@
 import type { PublicSnapshot, StoredChange, StoredEntity, StoredText } from './entity.js'
 import { EMPTY_ENTITY_TYPE } from './fields.js'
 import { extensionOf } from './extension.js'
-
-/**
- * A JSON:API resource as JSON text, with the raw control character LINK_BASE where the registry's
- * link base (origin and mount path, known only per request) goes. A store keeps each entity's
- * rendered when it is written, and a list page is those texts joined: no parse or serialisation per
- * request. JSON.stringify writes every control character escaped, so no value can contain it raw.
- *
- * Stored templates must change with this rendering: a change to it needs a migration that renders
- * the stored ones anew.
- */
-export type ResourceTemplate = string
-
-export const LINK_BASE = '\u0001'
+import { LINK_BASE, type ResourceTemplate } from './resource-template.js'
 
 /** A value inside a JSON string, escaped: JSON.stringify without the quotes. */
 const escaped = (text: string) => JSON.stringify(text).slice(1, -1)

@@ -1,5 +1,6 @@
 import type { StoredChange, StoredEntity } from '../contract/entity.js'
-import { fillResourceTemplate, fillResourceTemplateBytes, renderChangeResource, renderEntityResource, type ResourceTemplate } from '../contract/resource-json.js'
+import { fillResourceTemplate, fillResourceTemplateBytes, renderChangeResource, renderEntityResource } from '../contract/resource-json.js'
+import type { ResourceTemplate } from '../contract/resource-template.js'
 import type { ListedEntity } from '../ports/entity-store.js'
 import type { Links } from './links.js'
 

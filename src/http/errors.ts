@@ -48,6 +48,9 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
 /** Every code the registry answers, with its status and title: the OpenAPI document lists them (`x-error-codes`). */
 export const ERROR_CODES = Object.entries(STATUS_AND_TITLE).map(([code, [status, title]]) => ({ code: code as ErrorCode, status, title }))
 
+/** The status an error code is answered with. */
+export const statusOf = (code: ErrorCode): number => STATUS_AND_TITLE[code][0]
+
 /** An error answered as a JSON:API error document; thrown by handlers, rendered by the registry. */
 export class HttpError extends Error {
   override readonly name = 'HttpError'
@@ -63,7 +66,7 @@ export class HttpError extends Error {
     options?: ErrorOptions,
   ) {
     super(detail, options)
-    this.status = STATUS_AND_TITLE[code][0]
+    this.status = statusOf(code)
   }
 
   toDocument() {

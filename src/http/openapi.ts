@@ -11,6 +11,8 @@ import {
 } from '../contract/schemas.js'
 import { FACET_FIELDS } from '../contract/fields.js'
 import { JSON_API_MEDIA_TYPE } from './media-type.js'
+import { errorResponses, EVERY_ENDPOINT_ERRORS, FILTER_ERRORS, QUERY_ERRORS } from './openapi-errors.js'
+import { ALLOWED_METHODS } from './router.js'
 import { SEARCH_INDEX_LAG_HEADER } from './search.js'
 import { ERROR_CODES } from './errors.js'
 
@@ -30,7 +32,6 @@ type ComponentName = keyof typeof COMPONENTS
 
 const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` })
 const jsonApi = (name: ComponentName) => ({ content: { [JSON_API_MEDIA_TYPE]: { schema: ref(name) } } })
-const error = (description: string) => ({ description, ...jsonApi('ErrorDocument') })
 const header = (description: string, required = false) => ({ description, required, schema: { type: 'string' } })
 
 const FEED_HEAD = { 'Change-Feed-Head': header('The newest change visible when the request was served (`echg_...`; absent while the feed is empty).') }
@@ -46,14 +47,8 @@ const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': header('`"default";q=LIMIT;w=WINDOW_SECONDS` (when a rate limit is configured).'),
 }
 
-const withRetryAfter = (description: string) => ({ ...error(description), headers: { 'Retry-After': header('Seconds to wait.', true) } })
-
-const COMMON_ERRORS = {
-  '401': error('Missing or invalid API key (`WWW-Authenticate: Bearer`).'),
-  '406': error('Accept allows JSON:API only with media type parameters other than ext and profile.'),
-  '429': withRetryAfter("Rate limit exceeded: the key's (or its organization's), or that of requests with a missing or wrong key from this client address."),
-  '503': withRetryAfter('A dependency is away: the store (`store_unavailable`) or the rate limiter (`rate_limit_unavailable`).'),
-}
+/** An endpoint's error responses: those of every endpoint, and its own. */
+const errors = (...own: Parameters<typeof errorResponses>[0][]) => errorResponses([...EVERY_ENDPOINT_ERRORS, ...own.flat()])
 
 const query = (name: string, description: string, schema: object, required = false) => ({ name, in: 'query', required, description, schema })
 const PAGE_LIMIT = query('page[limit]', 'Page size.', { type: 'integer', minimum: 1, maximum: 100, default: 100 })
@@ -75,7 +70,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],
-    paths: {
+    paths: withHeadAndPreflight({
       '/v1/entities': {
         get: {
           operationId: 'listEntities',
@@ -87,8 +82,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
           ],
           responses: {
             '200': { description: 'A page of entities.', headers: { ...PAGE_HEADERS, ...RATE_LIMIT_HEADERS }, ...jsonApi('EntityCollectionDocument') },
-            '400': error('Invalid filter or pagination (`source.parameter` names it).'),
-            ...COMMON_ERRORS,
+            ...errors(FILTER_ERRORS),
           },
         },
       },
@@ -108,8 +102,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
           ],
           responses: {
             '200': { description: 'A page of changes.', headers: { ...PAGE_HEADERS, ...RATE_LIMIT_HEADERS }, ...jsonApi('ChangesDocument') },
-            '400': error('Missing or invalid filter, pagination or filterScope.'),
-            ...COMMON_ERRORS,
+            ...errors(FILTER_ERRORS),
           },
         },
       },
@@ -124,9 +117,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
               headers: { 'Content-Location': header('For a merged id: the surviving entity\'s address.'), ...RATE_LIMIT_HEADERS },
               ...jsonApi('EntityDocument'),
             },
-            '400': error('The id is not of the form [0-9a-z]+.'),
-            '404': error('No such entity, a drained one, or a merge chain too long to follow.'),
-            ...COMMON_ERRORS,
+            ...errors(['invalid_id', 'not_found']),
           },
         },
       },
@@ -143,10 +134,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
             '200': { description: 'The bytes.', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
             '206': { description: 'The requested range.', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
             '304': { description: 'Not modified (If-None-Match).' },
-            '404': error('No such entity or rendition.'),
-            '416': error('The range lies outside the bytes.'),
-            ...COMMON_ERRORS,
-            '503': withRetryAfter('A dependency is away: the rendition store (`blobs_unavailable`), the store (`store_unavailable`) or the rate limiter (`rate_limit_unavailable`).'),
+            ...errors(['invalid_id', 'not_found', 'range_not_satisfiable', 'blobs_unavailable']),
           },
         },
       },
@@ -157,10 +145,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
           parameters: [query('q', 'GFFS: qualifiers, words, "phrases", -exclusions.', { type: 'string', maxLength: 1000 }, true)],
           responses: {
             '200': { description: 'The ranked entities.', headers: { ...FEED_HEAD, ...SEARCH_INDEX_LAG, ...RATE_LIMIT_HEADERS }, ...jsonApi('SearchDocument') },
-            '400': error('Missing or invalid q.'),
-            '404': error('Search is switched off on this server (`search_disabled`).'),
-            '500': error('Search failed (`search_failed`).'),
-            ...COMMON_ERRORS,
+            ...errors(QUERY_ERRORS, ['search_disabled', 'search_failed']),
           },
         },
       },
@@ -174,8 +159,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
           ],
           responses: {
             '200': { description: 'The counts, in `meta`; no `data`.', headers: { ...FEED_HEAD, ...RATE_LIMIT_HEADERS }, ...jsonApi('FacetsDocument') },
-            '400': error('Invalid filter, a filter too broad to count (`filter_too_broad`), or a field that cannot be counted (`source.parameter` names it).'),
-            ...COMMON_ERRORS,
+            ...errors(FILTER_ERRORS, ['filter_too_broad']),
           },
         },
       },
@@ -187,7 +171,7 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
           responses: { '200': { description: 'The OpenAPI document.', content: { 'application/json': { schema: { type: 'object' } } } } },
         },
       },
-    },
+    }),
     components: {
       schemas: componentSchemas(),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <API_KEY>`.' } },
@@ -196,6 +180,39 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
     // listed for readers and generated documentation.
     'x-error-codes': ERROR_CODES,
   }
+}
+
+/** An OpenAPI operation, as far as `withHeadAndPreflight` reads it. */
+interface Operation {
+  operationId: string
+  summary: string
+  responses: Record<string, { content?: unknown; [member: string]: unknown }>
+  [member: string]: unknown
+}
+
+const PREFLIGHT = {
+  description: 'The methods and request headers the path allows, for any origin.',
+  headers: {
+    Allow: header(`\`${ALLOWED_METHODS}\`.`, true),
+    'Access-Control-Allow-Methods': header(`\`${ALLOWED_METHODS}\`.`, true),
+    'Access-Control-Allow-Headers': header('The request headers a client may send.', true),
+    'Access-Control-Max-Age': header('Seconds a browser may keep this answer.', true),
+  },
+}
+
+/**
+ * Each path's GET with its HEAD (GET's answers, without their bodies) and its CORS preflight (OPTIONS,
+ * answered without a key): the registry answers all three, so a validating proxy finds each one here.
+ */
+function withHeadAndPreflight(paths: Record<string, { get: Operation }>) {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, { get }]) => {
+      const withoutBodies = Object.fromEntries(Object.entries(get.responses).map(([status, { content: _content, ...response }]) => [status, response]))
+      const head = { ...get, operationId: `${get.operationId}Head`, summary: `${get.summary}: the headers only`, responses: withoutBodies }
+      const options = { operationId: `${get.operationId}Preflight`, summary: 'CORS preflight', security: [], responses: { '204': PREFLIGHT } }
+      return [path, { get, head, options }]
+    }),
+  )
 }
 
 let generatedSchemas: Record<string, unknown> | undefined

@@ -1,4 +1,4 @@
-import type { ResourceTemplate } from '../contract/resource-json.js'
+import type { ResourceTemplate } from '../contract/resource-template.js'
 import type { Answer } from './answer.js'
 import { documentBody } from './documents.js'
 import type { Links } from './links.js'

@@ -4,6 +4,7 @@ import type { WarehouseBackend, WarehouseTransaction } from '../ports/warehouse-
 import type { ChangeWrite, EntityWrite } from './bulk-writes.js'
 import { changeRow, entityRow, toStoredEntity } from './rows.js'
 import { createSnapshotIds } from './snapshot-ids.js'
+import { asStoreError } from './store-errors.js'
 import type { EntitiesTable, RegistryDatabase } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
@@ -41,9 +42,11 @@ async function inTransaction<T>(
     return result
   } catch (error) {
     // The error that ended the transaction is the one to report, not a failed rollback's
-    // (SQLite has already rolled back after some errors; a broken connection cannot).
+    // (SQLite has already rolled back after some errors; a broken connection cannot). The stores
+    // this package opens report the database away from every statement; a Kysely instance given to
+    // createKyselyStore has its writes' failures reported so here.
     await sql`rollback`.execute(connection).catch(() => undefined)
-    throw dialect.writeError(error)
+    throw asStoreError(error)
   }
 }
 

@@ -1,7 +1,8 @@
-import { DependencyUnavailableError } from '../ports/dependency.js'
-
-/** Socket errors of a server that is down, restarting or unreachable. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+/**
+ * Socket errors of a server that is down, restarting or unreachable; over a Unix socket
+ * (`?host=/var/run/postgresql`), ENOENT: a stopped server removes its socket's file.
+ */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOENT'])
 
 /** Admin shutdown, crash shutdown, cannot connect now (starting or stopping), too many connections. */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300'])
@@ -17,12 +18,4 @@ export function isConnectionFailure(error: unknown): boolean {
   if (CONNECTION_MESSAGES.some((pattern) => pattern.test(error.message))) return true
   // Node's connect errors to several addresses (localhost's ::1 and 127.0.0.1) come as one AggregateError.
   return error instanceof AggregateError && error.errors.length > 0 && error.errors.every(isConnectionFailure)
-}
-
-/**
- * `error` as the registry answers it: a connection failure becomes the store's 503 (the message
- * names no host or port: it reaches clients; the cause keeps them), anything else stays as it is.
- */
-export function asStoreError(error: unknown): unknown {
-  return isConnectionFailure(error) ? new DependencyUnavailableError('store', 'the database is unavailable', 1, { cause: error }) : error
 }

@@ -3,7 +3,7 @@ import { DependencyUnavailableError } from '../ports/dependency.js'
 import { overriding } from './overriding.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
 import type { ImmediateRead } from './query-shapes.js'
-import { asStoreError } from './postgres-errors.js'
+import { asStoreError } from './store-errors.js'
 
 export interface PostgresConnectionOptions {
   /**

@@ -4,6 +4,7 @@ import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-
 import type { ImmediateRead } from './query-shapes.js'
 import { SQLITE_FOLD_FUNCTION } from './sql-dialect.js'
 import { setNewest } from '../bounded-map.js'
+import { asStoreError } from './store-errors.js'
 
 export interface SqliteStoreOptions extends StoreTuning {
   /** A database file (created when missing), or `:memory:`. */
@@ -151,16 +152,65 @@ const STATEMENT_CACHE_SIZE = 256
 /**
  * Kysely prepares every query anew, and preparing costs more than running a point query: caching
  * the statements makes writes about three times faster (bench/README.md). A statement runs to
- * completion before the next query on this one connection, so sharing it is safe.
+ * completion before the next query on this one connection, so sharing it is safe. Every statement
+ * of the store comes from here (Kysely's and `readNow`'s): its failures are the store's
+ * (`StoreStatement`).
  */
 function withStatementCache(database: SqliteConnection): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>()
   return {
     close: () => database.close(),
     prepare(sql: string) {
-      const statement = statements.get(sql) ?? database.prepare(sql)
+      const statement = statements.get(sql) ?? new StoreStatement(prepared(database, sql))
       setNewest(statements, sql, statement, STATEMENT_CACHE_SIZE)
       return statement
     },
+  }
+}
+
+function prepared(database: SqliteConnection, sql: string): SqliteStatement {
+  try {
+    return database.prepare(sql)
+  } catch (error) {
+    throw asStoreError(error)
+  }
+}
+
+/**
+ * A prepared statement whose runs report the database held by another connection as the store
+ * away (`asStoreError`), whichever path runs it. One object a prepared statement and a try a run,
+ * no closure a call: wrapped so, a list page costs what it did unwrapped (test/perf/page-cost.test.ts).
+ */
+class StoreStatement implements SqliteStatement {
+  readonly reader: boolean
+  readonly #statement: SqliteStatement
+
+  constructor(statement: SqliteStatement) {
+    this.#statement = statement
+    this.reader = statement.reader
+  }
+
+  all(parameters: ReadonlyArray<unknown>): unknown[] {
+    try {
+      return this.#statement.all(parameters)
+    } catch (error) {
+      throw asStoreError(error)
+    }
+  }
+
+  run(parameters: ReadonlyArray<unknown>): ReturnType<SqliteStatement['run']> {
+    try {
+      return this.#statement.run(parameters)
+    } catch (error) {
+      throw asStoreError(error)
+    }
+  }
+
+  *iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
+    try {
+      yield* this.#statement.iterate(parameters)
+    } catch (error) {
+      throw asStoreError(error)
+    }
   }
 }

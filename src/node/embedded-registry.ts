@@ -16,6 +16,7 @@ import { SEARCH_IN_DATABASE } from './search-in-database.js'
 import type { Search } from '../search/search-service.js'
 import type { ImportOptions, ImportReport } from '../warehouse/import.js'
 import { readLines, spoolStandardInput, STANDARD_INPUT } from './read-lines.js'
+import { RECORD_LIMITS } from '../warehouse/record-limits.js'
 
 /** How long after opening the search index is opened, unless a search asks for it first. */
 const SEARCH_OPEN_DELAY_MS = 500
@@ -220,7 +221,8 @@ export async function importFile(source: string, { store, blobs }: OpenedData, o
   try {
     const file = spooled?.file ?? source
     const { onRead, ...importOptions } = options
-    const read = () => readLines(file, onRead ? { onRead } : {})
+    // A line over a record's limit is refused as it streams past, never held nor parsed.
+    const read = () => readLines(file, { maxLineBytes: RECORD_LIMITS.recordBytes, ...(onRead ? { onRead } : {}) })
     return await importNdjson(options.full === undefined ? read() : read, {
       ...importOptions,
       warehouse: store.warehouse,

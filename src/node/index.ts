@@ -5,7 +5,8 @@
  */
 export { serve, toNodeListener, answerClientError, answerConnect, type FetchHandler, type AnsweringHandler, type NodeHandlerOptions, type RunningServer, type ServeOptions } from '../../adapters/node.js'
 export { createFileBlobStore } from '../blobs/file-blob-store.js'
-export { importNdjson, parseOperation, SnapshotRefusedError, type DeleteLimit, type ImportOptions, type ImportReport, type LineSource } from '../warehouse/import.js'
+export { importNdjson, parseOperation, SnapshotRefusedError, type DeleteLimit, type ImportOptions, type ImportReport, type Line, type LineSource } from '../warehouse/import.js'
+export { OverlongLine } from '../warehouse/record-limits.js'
 export { openEmbeddedRegistry, type EmbeddedRegistry, type EmbeddedRegistryOptions } from './embedded-registry.js'
 export { loadNicknames } from './nicknames.js'
 export { createWorkerTextExtractor, type WorkerTextExtractor } from './text-worker.js'

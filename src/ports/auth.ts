@@ -14,6 +14,13 @@ export interface Authenticator {
    * is a Web `Request`, or on Node the adapter's lighter view of one.
    */
   authenticate(token: string | null, request: RequestView): Principal | null | Promise<Principal | null>
+  /**
+   * Optional: as `authenticate`, but null for any token it could verify only by asking its backend
+   * about a key it has not found valid before. The registry calls it for an address past its limit
+   * of failed authentications, so that valid keys are served there while made-up ones cost nothing.
+   * Without it, such an address is refused before its key is looked at.
+   */
+  authenticateKnown?(token: string | null, request: RequestView): Principal | null | Promise<Principal | null>
 }
 
 /** A stored API key as the store keeps it: never the key, only its SHA-256. */

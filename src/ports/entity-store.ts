@@ -1,6 +1,6 @@
 import type { StoredChange, StoredEntity } from '../contract/entity.js'
 import type { FacetField } from '../contract/fields.js'
-import type { ResourceTemplate } from '../contract/resource-json.js'
+import type { ResourceTemplate } from '../contract/resource-template.js'
 import type { Qualifier } from '../gffs/types.js'
 
 export interface ListEntitiesQuery {

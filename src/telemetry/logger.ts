@@ -14,8 +14,17 @@ export interface LoggerOptions {
 }
 
 /**
+ * How often the buffer is written out whatever it holds: at low traffic 4 KB take minutes to gather,
+ * and an operator tailing the log must see a request's line (and its id) within a second. One
+ * interval for the process (SonicBoom's `periodicFlush`, unref'd), nothing a line: the buffered
+ * throughput stays; an idle server makes an empty write each time.
+ */
+const FLUSH_EVERY_MS = 500
+
+/**
  * The registry's logger: pino, writing through a buffer (a write a request would cost more than the
- * request): `logger.flush()` before the process ends, as the CLI's shutdown does. Keys and the
+ * request), written out at least every `FLUSH_EVERY_MS`, and at exit (pino's own exit handler);
+ * `logger.flush()` before the process ends, as the CLI's shutdown does. Keys and the
  * Authorization header are never given to it; `redact` is there should a caller log a request anyway.
  */
 export async function createLogger({ level = 'info', format = 'json', destination = 1 }: LoggerOptions = {}): Promise<Logger> {
@@ -26,5 +35,5 @@ export async function createLogger({ level = 'info', format = 'json', destinatio
     const { default: pretty } = await import('pino-pretty')
     return pino(options, pretty({ destination, sync: true, colorize: false, ignore: 'pid,hostname,name' }))
   }
-  return pino(options, pino.destination({ dest: destination, sync: false, minLength: 4096 }))
+  return pino(options, pino.destination({ dest: destination, sync: false, minLength: 4096, periodicFlush: FLUSH_EVERY_MS }))
 }

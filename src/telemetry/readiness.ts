@@ -22,8 +22,13 @@ export interface SearchIndexLag {
 }
 
 export interface ReadinessOptions {
-  /** A check (and the lag) that takes longer fails (is left out); default 2,000 ms. */
+  /**
+   * How long a probe waits for a check (and the lag) before it answers without it (default 2,000
+   * ms): with the check's last answer if that is at most `lastAnswerMs` old, else as failed.
+   */
   timeoutMs?: number
+  /** How long a check's last answer stands in for one that is late (default 30,000 ms). */
+  lastAnswerMs?: number
   /** The search index's lag, reported beside the checks; null while the index is not open. */
   searchLag?: () => Promise<SearchIndexLag | null>
 }
@@ -34,16 +39,53 @@ export interface Readiness {
   drain(): void
 }
 
-/** A check that takes longer than this fails: a probe must answer, whatever a dependency does. */
+/** A probe waits this long for a check; then the check's last answer, if recent, stands in. */
 const CHECK_TIMEOUT_MS = 2000
+/**
+ * How long a check's last answer stands in for a late one. A busy machine (load 5 on two cores) made
+ * a search check take over 2 s: a probe that fails whenever the machine is busy makes a load balancer
+ * drop every busy instance at once. A dependency that is away fails its check (each has a timeout of
+ * its own, shorter than this), and one that no longer answers at all fails once this has passed.
+ */
+const LAST_ANSWER_MS = 30_000
 
-export function createReadiness(checks: ReadinessCheck[], { timeoutMs = CHECK_TIMEOUT_MS, searchLag }: ReadinessOptions = {}): Readiness {
+/**
+ * A check run at most once at a time (a late run is shared by the probes that come meanwhile), with
+ * its last answer. A run older than `abandonAfterMs` is given up: a check that hung is run anew.
+ */
+function runOneAtATime({ check }: ReadinessCheck, abandonAfterMs: number) {
+  let running: { answer: Promise<string>; since: number } | undefined
+  let last: { answer: string; at: number } | undefined
+  return {
+    run(): Promise<string> {
+      if (running !== undefined && Date.now() - running.since <= abandonAfterMs) return running.answer
+      const run = {
+        since: Date.now(),
+        answer: check()
+          .then((problem) => problem ?? 'ok', (error: unknown) => (error as Error).message || String(error))
+          .then((answer) => {
+            // An abandoned run's answer is no one's.
+            if (running === run) {
+              last = { answer, at: Date.now() }
+              running = undefined
+            }
+            return answer
+          }),
+      }
+      running = run
+      return run.answer
+    },
+    last: () => last,
+  }
+}
+
+export function createReadiness(checks: ReadinessCheck[], { timeoutMs = CHECK_TIMEOUT_MS, lastAnswerMs = LAST_ANSWER_MS, searchLag }: ReadinessOptions = {}): Readiness {
   let draining = false
-  /** What `ask` answers, or `late` once `timeoutMs` has passed. */
-  const bounded = async <T>(ask: () => Promise<T>, late: T): Promise<T> => {
+  /** What `ask` answers, or what `late` gives once `timeoutMs` has passed. */
+  const bounded = async <T>(ask: () => Promise<T>, late: () => T): Promise<T> => {
     let timer: ReturnType<typeof setTimeout> | undefined
     const timeout = new Promise<T>((resolve) => {
-      timer = setTimeout(() => resolve(late), timeoutMs)
+      timer = setTimeout(() => resolve(late()), timeoutMs)
     })
     try {
       return await Promise.race([ask(), timeout])
@@ -51,14 +93,18 @@ export function createReadiness(checks: ReadinessCheck[], { timeoutMs = CHECK_TI
       clearTimeout(timer)
     }
   }
-  const run = ({ check }: ReadinessCheck): Promise<string> =>
-    bounded(() => check().then((problem) => problem ?? 'ok', (error: unknown) => (error as Error).message || String(error)), `no answer within ${timeoutMs} ms`)
+  const runs = checks.map((check) => runOneAtATime(check, lastAnswerMs))
+  const run = ({ run, last }: ReturnType<typeof runOneAtATime>): Promise<string> =>
+    bounded(run, () => {
+      const answered = last()
+      return answered !== undefined && Date.now() - answered.at <= lastAnswerMs ? answered.answer : `no answer within ${timeoutMs} ms`
+    })
   // The lag is information, not a check: one that fails or is late is left out.
-  const lag = () => (searchLag ? bounded(() => searchLag().catch(() => null), null) : Promise.resolve(null))
+  const lag = () => (searchLag ? bounded(() => searchLag().catch(() => null), () => null) : Promise.resolve(null))
   return {
     async check() {
       if (draining) return { ready: false, checks: { server: 'shutting down' } }
-      const [results, searchIndexLag] = await Promise.all([Promise.all(checks.map(run)), lag()])
+      const [results, searchIndexLag] = await Promise.all([Promise.all(runs.map(run)), lag()])
       const report = Object.fromEntries(checks.map(({ name }, index) => [name, results[index]!]))
       return { ready: results.every((result) => result === 'ok'), checks: report, ...(searchIndexLag ? { searchIndexLag } : {}) }
     },

@@ -9,6 +9,7 @@ import type { BlobStore } from '../ports/blob-store.js'
 import { WarehouseError, type EntityRecord, type OperationResult, type SnapshotIds, type Warehouse, type WarehouseOperation } from '../ports/warehouse.js'
 import { idsOf } from './operations.js'
 import { normalizeRecord, validateRecordAhead } from './record.js'
+import { OverlongLine, recordTooLarge } from './record-limits.js'
 
 export interface ImportOptions {
   warehouse: Warehouse
@@ -39,8 +40,11 @@ export type DeleteLimit = { entities: number } | { percent: number }
 /** The most a full snapshot deletes unless told otherwise. */
 const DEFAULT_DELETE_LIMIT: DeleteLimit = { percent: 10 }
 
+/** A line of the input, or in its place an `OverlongLine` (one `readLines` read past unparsed). */
+export type Line = string | OverlongLine
+
 /** Lines as `importNdjson` takes them: a function opens them anew for each read. */
-export type LineSource = AsyncIterable<string> | Iterable<string> | (() => AsyncIterable<string> | Iterable<string>)
+export type LineSource = AsyncIterable<Line> | Iterable<Line> | (() => AsyncIterable<Line> | Iterable<Line>)
 
 /** A full snapshot refused before anything changed. */
 export class SnapshotRefusedError extends Error {
@@ -94,11 +98,13 @@ export async function importNdjson(lines: LineSource, options: ImportOptions): P
 }
 
 /** Reads the ids a full snapshot names into `named`; refuses it when it would delete too many. */
-async function checkSnapshot(lines: AsyncIterable<string> | Iterable<string>, named: SnapshotIds, maxDelete: DeleteLimit): Promise<void> {
+async function checkSnapshot(lines: AsyncIterable<Line> | Iterable<Line>, named: SnapshotIds, maxDelete: DeleteLimit): Promise<void> {
   let ids: string[] = []
   let lineNumber = 0
   for await (const text of lines) {
     lineNumber++
+    // Its id is not read: the entity it names would be deleted as absent.
+    if (text instanceof OverlongLine) throw new SnapshotRefusedError(`line ${lineNumber} ${recordTooLarge(text.bytes).message}: a full snapshot must name each of its entities`)
     if (text.trim() === '') continue
     let operation: WarehouseOperation | undefined
     try {
@@ -146,7 +152,7 @@ const DEFAULT_BATCH = 500
  * is read (and, when the last one mostly changed entities, validated) while the one before it is
  * applied: a store on a server keeps the process waiting for about half a fresh load.
  */
-async function applyLines(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions): Promise<ImportReport> {
+async function applyLines(lines: AsyncIterable<Line> | Iterable<Line>, options: ImportOptions): Promise<ImportReport> {
   const report: ImportReport = { applied: 0, unchanged: 0, errors: [] }
   const batchSize = options.batchSize ?? DEFAULT_BATCH
   type Batch = { line: number; operation: WarehouseOperation }[]
@@ -192,6 +198,10 @@ async function applyLines(lines: AsyncIterable<string> | Iterable<string>, optio
     for await (const text of read()) {
       lineNumber++
       options.onLine?.()
+      if (text instanceof OverlongLine) {
+        report.errors.push({ line: lineNumber, message: recordTooLarge(text.bytes).message })
+        continue
+      }
       if (text.trim() === '') continue
       try {
         const operation = parseOperation(text)

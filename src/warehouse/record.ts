@@ -6,7 +6,7 @@ import { ATTRIBUTE_FIELDS } from '../contract/fields.js'
 import { ENTITY_ID_PATTERN } from '../contract/ids.js'
 import { renditionSchema, textSchema } from '../contract/schemas.js'
 import { WarehouseError, type EntityRecord } from '../ports/warehouse.js'
-import { RECORD_LIMITS } from './record-limits.js'
+import { RECORD_LIMITS, recordTooLarge } from './record-limits.js'
 
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 const QUOTED = '"(?:[\\t !#-\\[\\]-~\\u0080-\\u00ff]|\\\\[\\t -~\\u0080-\\u00ff])*"'
@@ -49,9 +49,7 @@ function checkStorable(input: unknown): void {
   const nul = json.includes('\\u0000') ? pathOfNul(input, []) : null
   if (nul !== null) throw new WarehouseError('invalid_record', `${nul.length > 0 ? `${nul.join('.')}: ` : ''}holds a NUL character, which no store keeps`)
   const bytes = bytesOver(json, RECORD_LIMITS.recordBytes)
-  if (bytes !== null) {
-    throw new WarehouseError('invalid_record', `is ${bytes} bytes as JSON; a record may have at most ${RECORD_LIMITS.recordBytes}`)
-  }
+  if (bytes !== null) throw recordTooLarge(bytes)
 }
 
 /** A text's length in UTF-8 when it is over `limit`, else null; encoded only when it could be (3 bytes a UTF-16 unit at most). */

@@ -45,6 +45,26 @@ describe('serve --admin-port', () => {
   })
 })
 
+describe("serve's access log at low traffic", () => {
+  it("has a request's line, with its id, within a second of the answer, one request at a time", async () => {
+    const server = await startServer(['--data', mkdtempSync(join(tmpdir(), 'er-log-')), '--demo', '--search', 'none', '--api-key', KEY])
+    try {
+      // A trickle: each line alone in the buffer (4 KB), with nothing after it to push it out.
+      for (const requestId of ['trickle-1', 'trickle-2', 'trickle-3']) {
+        const response = await fetch(`${server.url}/v1/entities/s1113`, { headers: { Authorization: `Bearer ${KEY}`, 'X-Request-Id': requestId } })
+        expect(response.status).toBe(200)
+        await response.arrayBuffer()
+        const answeredAt = Date.now()
+        const logged = () => server.lines.some((line) => line.includes(`"requestId":"${requestId}"`))
+        while (!logged() && Date.now() - answeredAt < 3000) await new Promise((resolve) => setTimeout(resolve, 20))
+        expect(logged() ? Date.now() - answeredAt : Infinity, `ms until the line of ${requestId}`).toBeLessThanOrEqual(1000)
+      }
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
 describe('serve shutting down on SIGTERM', () => {
   it('finishes every request in flight under load and exits 0', async () => {
     const server = await startServer(['--data', mkdtempSync(join(tmpdir(), 'er-sigterm-')), '--demo', '--search', 'none', '--api-key', KEY, '--rate-limit', '0'])

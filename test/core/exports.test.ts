@@ -43,6 +43,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
 
 it('entity-registry/node exports the Node adapter, the file blob store, the NDJSON import and the embedded defaults', async () => {
   expect(Object.keys(await import('../../src/node/index.js')).sort()).toEqual([
+    'OverlongLine',
     'SnapshotRefusedError',
     'answerClientError',
     'answerConnect',

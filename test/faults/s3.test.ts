@@ -1,8 +1,9 @@
 /**
  * Object storage going away under load: s3rver (in a process of its own) killed then started again,
- * and paused then resumed, while 10 clients list, get and download renditions from `entity-registry
- * serve --blobs s3://…` and a mirror follows the feed. Downloads answer 503 blobs_unavailable with
- * Retry-After within 5 s, nothing else fails, and all is as before once it is back.
+ * and paused then resumed, while 10 clients send every kind of request (pages, gets, facets, the
+ * feed, search, downloads of renditions) to `entity-registry serve --blobs s3://…` and a mirror
+ * follows the feed. Downloads answer 503 blobs_unavailable with Retry-After within 5 s, nothing else
+ * fails (lists need no object storage), and all is as before once it is back.
  */
 import { statSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -14,7 +15,7 @@ import { createClient } from '../../src/client/client.js'
 import { startServer, type Server } from '../support/cli.js'
 import type { ListeningProcess } from '../support/processes.js'
 import { environmentOf, startS3ServerProcess } from '../support/s3-server.js'
-import { duringOutage, expectMirrorEqualsList, expectOutageHandled, sleep } from './harness.js'
+import { duringOutage, expectEveryKindAnswers, expectMirrorEqualsList, expectOutageHandled, mergeInDemo, pathsOfEveryKind, sleep } from './harness.js'
 
 const KEY = 'fault-key'
 const DEMO_RENDITIONS = fileURLToPath(new URL('../../demo/renditions/', import.meta.url))
@@ -22,7 +23,7 @@ let directory: string
 let s3: ListeningProcess
 let port: number
 let server: Server
-/** List pages, gets by id, and downloads, interleaved. */
+/** Every request kind, and downloads, interleaved. */
 let paths: string[]
 
 beforeAll(async () => {
@@ -30,9 +31,13 @@ beforeAll(async () => {
   s3 = await startS3ServerProcess(join(directory, 's3'))
   port = Number(new URL(s3.url).port)
   server = await startServer(
-    ['--data', join(directory, 'data'), '--blobs', 's3://registry/renditions', '--demo', '--search', 'none', '--api-key', KEY, '--rate-limit', '0'],
+    ['--data', join(directory, 'data'), '--blobs', 's3://registry/renditions', '--demo', '--api-key', KEY, '--rate-limit', '0'],
     environmentOf(s3.url),
   )
+  await mergeInDemo(join(directory, 'data'))
+  const kinds = await pathsOfEveryKind(server.url, KEY, 'a000039')
+  // Search open and caught up (the renditions' texts read) before the outage.
+  await expectEveryKindAnswers(server.url, KEY, kinds)
   const downloads: string[] = []
   const ids: string[] = []
   for await (const entity of createClient({ baseUrl: server.url, apiKey: KEY }).list()) {
@@ -44,7 +49,7 @@ beforeAll(async () => {
     if (ids.length < 20) ids.push(entity.id)
   }
   expect(downloads.length).toBeGreaterThan(5)
-  paths = ids.flatMap((id, index) => ['/v1/entities?page[limit]=20', `/v1/entities/${id}`, downloads[index % downloads.length]!])
+  paths = ids.flatMap((id, index) => [...Object.values(kinds), `/v1/entities/${id}`, downloads[index % downloads.length]!])
 }, 60_000)
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 /** Limits around keys: failed authentications per client address, and rate limits by key or organization. */
 import { describe, expect, it } from 'vitest'
 import { serve } from '../../adapters/node.js'
-import { createApiKeyAuthenticator } from '../../src/auth/api-keys.js'
+import { createApiKeyAuthenticator, type ApiKeyAuthenticatorOptions } from '../../src/auth/api-keys.js'
 import { generateApiKey } from '../../src/auth/key-format.js'
 import { createKeyManager } from '../../src/auth/key-manager.js'
 import { createMemoryStore } from '../../src/memory/index.js'
@@ -12,27 +12,73 @@ import { expectError } from '../support/documents.js'
 
 const URL_OF_LIST = 'http://registry.test/v1/entities?page[limit]=1'
 
-async function keyedRegistry(options: Partial<RegistryOptions> = {}) {
-  const store = createMemoryStore()
+/** A registry over the memory store, whose key lookups are counted; `configuredKey` is given in configuration. */
+async function keyedRegistry(options: Partial<RegistryOptions> = {}, authOptions: ApiKeyAuthenticatorOptions = {}) {
+  const configuredKey = generateApiKey()
+  const memory = createMemoryStore()
+  let lookups = 0
+  const store = Object.assign(Object.create(memory) as typeof memory, {
+    findApiKey: (hash: string) => (lookups++, memory.findApiKey(hash)),
+  })
   const manager = createKeyManager(store)
-  const registry = createRegistry({ store, auth: createApiKeyAuthenticator({ store }), ...options })
+  const registry = createRegistry({ store, auth: createApiKeyAuthenticator({ store, keys: [configuredKey], ...authOptions }), ...options })
   const send = (key: string, address?: string) =>
     registry.fetch(new Request(URL_OF_LIST, { headers: { Authorization: `Bearer ${key}` } }), address === undefined ? {} : { address })
-  return { registry, manager, send }
+  return { registry, manager, send, configuredKey, lookups: () => lookups }
 }
 
 describe('failed authentications', () => {
-  it('answer 429 with Retry-After to an address past its allowance, whatever key it sends then, and to no other address', async () => {
-    const { manager, send } = await keyedRegistry({ authFailureLimit: 5 })
-    const { key } = await manager.createKey({ org: 'acme' })
+  it('answer 429 with Retry-After to wrong keys from an address past its allowance, without looking them up, and to no other address', async () => {
+    const { manager, send, lookups } = await keyedRegistry({ authFailureLimit: 5 })
+    const { key: unseen } = await manager.createKey({ org: 'acme' })
     for (let attempt = 0; attempt < 5; attempt++) expect((await send(generateApiKey(), '10.0.0.1')).status).toBe(401)
+    const lookupsWithinAllowance = lookups()
     const refused = await send(generateApiKey(), '10.0.0.1')
     await expectError(refused, 429, 'rate_limited')
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(12)
-    expect((await send(key, '10.0.0.1')).status).toBe(429)
-    expect((await send(key, '10.0.0.2')).status).toBe(200)
+    // A stored key this process has not accepted yet is one more lookup: not made past the allowance.
+    expect((await send(unseen, '10.0.0.1')).status).toBe(429)
+    expect(lookups()).toBe(lookupsWithinAllowance)
+    expect((await send(unseen, '10.0.0.2')).status).toBe(200)
     expect((await send('wrong', '10.0.0.2')).status).toBe(401)
+  })
+
+  it('over HTTP: never refuse a valid key, whatever wrong keys its address sent, while wrong keys from it are still refused 429', async () => {
+    const { registry, manager, configuredKey } = await keyedRegistry()
+    const { key: stored } = await manager.createKey({ org: 'acme' })
+    const server = await serve(registry, { port: 0 })
+    const send = (key: string) => fetch(`${server.url}/v1/entities`, { headers: { Authorization: `Bearer ${key}` } })
+    try {
+      expect((await send(stored)).status).toBe(200)
+      // 100 wrong keys from the one address every client shares (no --trust-proxy behind a load balancer).
+      const wrong = []
+      for (let attempt = 0; attempt < 100; attempt++) wrong.push((await send(generateApiKey())).status)
+      expect(wrong.filter((status) => status === 429).length).toBeGreaterThanOrEqual(30)
+      for (let round = 0; round < 3; round++) {
+        expect((await send(stored)).status).toBe(200)
+        expect((await send(configuredKey)).status).toBe(200)
+        const refused = await send(generateApiKey())
+        await expectError(refused, 429, 'rate_limited')
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+      }
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('past the allowance, refuse a key accepted before once it is found revoked, and look it up no more', async () => {
+    // Lookups not reused: each request with a stored key asks the store.
+    const { manager, send, lookups } = await keyedRegistry({ authFailureLimit: 2 }, { cacheTtlMs: 0 })
+    const { key, apiKey } = await manager.createKey({ org: 'acme' })
+    expect((await send(key, '10.0.0.1')).status).toBe(200)
+    for (let attempt = 0; attempt < 2; attempt++) expect((await send(generateApiKey(), '10.0.0.1')).status).toBe(401)
+    expect((await send(key, '10.0.0.1')).status).toBe(200)
+    await manager.revokeKey(apiKey.id)
+    const before = lookups()
+    await expectError(await send(key, '10.0.0.1'), 429, 'rate_limited')
+    await expectError(await send(key, '10.0.0.1'), 429, 'rate_limited')
+    expect(lookups()).toBe(before + 1)
   })
 
   it('are not counted where the address is unknown, nor when the limit is 0', async () => {

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import { createGzip, gzipSync } from 'node:zlib'
 import { expect, it } from 'vitest'
 import { readLines } from '../../src/node/read-lines.js'
+import { OverlongLine } from '../../src/warehouse/record-limits.js'
 
 const file = (text: string) => {
   const path = join(mkdtempSync(join(tmpdir(), 'er-lines-')), 'lines.ndjson')
@@ -13,8 +14,8 @@ const file = (text: string) => {
   return path
 }
 
-const collect = async (lines: AsyncIterable<string>) => {
-  const all: string[] = []
+const collect = async <Line,>(lines: AsyncIterable<Line>) => {
+  const all: Line[] = []
   for await (const line of lines) all.push(line)
   return all
 }
@@ -29,6 +30,21 @@ it('reads every line, across chunk boundaries that split a character, LF or CRLF
 it('keeps a last line without a newline, and blank lines as they are', async () => {
   expect(await collect(readLines(file('a\n\nb'), { chunkSize: 2 }))).toEqual(['a', '', 'b'])
   expect(await collect(readLines(file(''), { chunkSize: 2 }))).toEqual([])
+})
+
+it('gives a line over maxLineBytes as its length in bytes, the lines around it whole, however the chunks cut it', async () => {
+  /** A record of this many bytes in UTF-8, most of its characters two bytes each. */
+  const long = (bytes: number) => {
+    const rest = bytes - Buffer.byteLength('{"id":"big","title":""}')
+    return `{"id":"big","title":"${'é'.repeat(Math.floor(rest / 2))}${'x'.repeat(rest % 2)}"}`
+  }
+  const [atLimit, overLimit] = [long(1000), long(1002)]
+  const text = `a\n${overLimit}\r\nb\n${atLimit}\n${overLimit}\n\nc\n${overLimit}`
+  const expected = ['a', new OverlongLine(1003), 'b', atLimit, new OverlongLine(1002), '', 'c', new OverlongLine(1002)]
+  for (const chunkSize of [1, 3, 7, 64, 999, 1001, 4096]) expect(await collect(readLines(file(text), { chunkSize, maxLineBytes: 1000 }))).toEqual(expected)
+  for (const size of [1, 5, 4096]) expect(await collect(readLines('-', { standardInput: inPieces(gzipSync(text), size), maxLineBytes: 1000 }))).toEqual(expected)
+  // Without maxLineBytes, every line is given whole.
+  expect(await collect(readLines(file(text), { chunkSize: 64 }))).toEqual(['a', overLimit, 'b', atLimit, overLimit, '', 'c', overLimit])
 })
 
 const gzipFile = (text: string) => {

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { isDependencyUnavailable } from '../../src/ports/dependency.js'
-import { asStoreError, isConnectionFailure } from '../../src/kysely/postgres-errors.js'
+import { isConnectionFailure } from '../../src/kysely/postgres-errors.js'
+import { asStoreError } from '../../src/kysely/store-errors.js'
 
 const withCode = (code: string, message = 'failed') => Object.assign(new Error(message), { code })
 
 describe('isConnectionFailure', () => {
   it.each([
     ['connection refused', withCode('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432')],
+    ['no Unix socket (the server stopped)', withCode('ENOENT', 'connect ENOENT /var/run/postgresql/.s.PGSQL.5432')],
     ['connection reset', withCode('ECONNRESET')],
     ['a connect timeout', withCode('ETIMEDOUT')],
     ['SQLSTATE 08006 (connection failure)', withCode('08006')],
@@ -45,8 +47,12 @@ describe('asStoreError', () => {
     expect((error as Error).cause).toBe(cause)
   })
 
+  it('makes a SQLite database locked out the store unavailable too', () => {
+    const error = asStoreError(withCode('SQLITE_BUSY', 'database is locked'))
+    expect(isDependencyUnavailable(error) && error.dependency).toBe('store')
+  })
+
   it('leaves any other error as it is', () => {
-    const error = withCode('23505')
-    expect(asStoreError(error)).toBe(error)
+    for (const error of [withCode('23505'), withCode('SQLITE_CONSTRAINT')]) expect(asStoreError(error)).toBe(error)
   })
 })

@@ -2,14 +2,17 @@
  * Another connection holding the SQLite database past the busy timeout: a write fails as the store
  * being unavailable (a 503), within the bound, and works again once the lock is gone. Reads never
  * wait in WAL mode (tried: a connection cannot take exclusive locking mode while the store has the
- * file open), so the write path is the one a lock holds up.
+ * file open), so the write path is the one a lock holds up; a read that fails so all the same (the
+ * fault injected) is answered as a write is, whichever way the store runs it.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { createApiKeyAuthenticator } from '../../src/auth/api-keys.js'
 import { createSqliteStore, type KyselyStore } from '../../src/kysely/index.js'
+import { createRegistry } from '../../src/registry.js'
 import { isLockedOut } from '../../src/kysely/sqlite-errors.js'
 import { isDependencyUnavailable } from '../../src/ports/dependency.js'
 
@@ -53,6 +56,27 @@ describe('a SQLite store another connection holds', () => {
     expect((await store.getEntity('b'))?.id).toBe('b')
   })
 
+})
+
+describe('a SQLite store whose read is locked out', () => {
+  it('answers every kind of read 503 store_unavailable with Retry-After, the fast reads and those through Kysely alike', async () => {
+    await store.warehouse.apply([{ op: 'upsert', record: { id: 'b', type: 'person' } }, { op: 'upsert', record: { id: 'c', type: 'person', name: 'Carol' } }, { op: 'merge', id: 'b', into: 'c' }])
+    const registry = createRegistry({ store, auth: createApiKeyAuthenticator({ keys: ['key'] }) })
+    const answer = (path: string) => registry.answer({ method: 'GET', url: `http://registry.local${path}`, headers: new Headers({ Authorization: 'Bearer key' }) })
+    // The driver's statements (better-sqlite3's, or node:sqlite's on Node 24 and later), each run the store makes.
+    const statements = Number(process.versions.node.split('.')[0]) >= 24 ? (await import('node:sqlite')).StatementSync.prototype : Object.getPrototypeOf(other.prepare('select 1'))
+    const paths = ['/v1/entities/a', '/v1/entities/b', '/v1/entities?page[limit]=10', `/v1/entities?filter=${encodeURIComponent('type:person name:~carol')}`, '/v1/facets?fields=type', '/v1/entities/changes?filter=type:person']
+    for (const path of paths) {
+      const lockedOut = vi.spyOn(statements, 'all').mockImplementationOnce(() => {
+        throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY', errcode: 5 })
+      })
+      const away = await answer(path)
+      expect(lockedOut, path).toHaveBeenCalled()
+      lockedOut.mockRestore()
+      expect([path, away.status, JSON.parse(String(away.body)).errors[0].code, away.headers['Retry-After']]).toEqual([path, 503, 'store_unavailable', '1'])
+      expect([path, (await answer(path)).status]).toEqual([path, 200])
+    }
+  })
 })
 
 describe('isLockedOut', () => {

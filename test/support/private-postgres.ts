@@ -29,6 +29,8 @@ export const privatePostgresSkipReason =
 export interface PrivatePostgres {
   /** `postgres://postgres@127.0.0.1:PORT/postgres` (trust authentication). */
   url: string
+  /** The same database over the server's Unix socket, whose file is gone while the server is stopped. */
+  socketUrl: string
   port: number
   stop(): Promise<void>
   start(): Promise<void>
@@ -57,6 +59,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`
   return {
     url,
+    socketUrl: `postgres://postgres@/postgres?host=${encodeURIComponent(sockets)}&port=${port}`,
     port,
     stop: () => pgCtl('stop', '-m', 'fast'),
     start: () => pgCtl('start'),

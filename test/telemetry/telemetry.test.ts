@@ -7,7 +7,7 @@ import { createTokenBucketRateLimiter } from '../../src/rate-limit/token-bucket.
 import { createAdminHandler } from '../../src/telemetry/admin-handler.js'
 import { createLogger } from '../../src/telemetry/logger.js'
 import { createMetrics } from '../../src/telemetry/metrics.js'
-import { createReadiness, storeCheck } from '../../src/telemetry/readiness.js'
+import { createReadiness, SEARCH_BUILT_WITHIN, searchCheck, storeCheck } from '../../src/telemetry/readiness.js'
 import { createTelemetry } from '../../src/telemetry/telemetry.js'
 import { timedStore } from '../../src/telemetry/timed-store.js'
 import { API_KEY, importDemo, testRegistry } from '../support/demo.js'
@@ -171,6 +171,37 @@ describe('admin handler', () => {
     const healthy = createReadiness([storeCheck(store)])
     healthy.drain()
     expect(await healthy.check()).toEqual({ ready: false, checks: { server: 'shutting down' } })
+  })
+
+  it('stays ready while a check is merely slow (a busy machine), on its last answer; fails on a dependency error, or once the last answer is too old', async () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    let buildLag: () => Promise<number | undefined> = async () => 0
+    const readiness = createReadiness([storeCheck(store), searchCheck(() => buildLag(), SEARCH_BUILT_WITHIN)], { timeoutMs: 200, lastAnswerMs: 2000 })
+    const ready = { ready: true, checks: { store: 'ok', search: 'ok' } }
+    expect(await readiness.check()).toEqual(ready)
+    // Slowed to five times the probe's wait: the probe answers in time, on the check's last answer.
+    buildLag = async () => {
+      await sleep(1000)
+      return 0
+    }
+    const started = performance.now()
+    expect(await readiness.check()).toEqual(ready)
+    expect(performance.now() - started).toBeLessThan(900)
+    await sleep(1000)
+    // A dependency that is away (the feed's store, which the lag reads): not ready at once.
+    buildLag = () => Promise.reject(new DependencyUnavailableError('store', 'the search index does not answer'))
+    expect(await readiness.check()).toEqual({ ready: false, checks: { store: 'ok', search: 'the search index does not answer' } })
+    buildLag = async () => 0
+    expect(await readiness.check()).toEqual(ready)
+    // One that stops answering at all: its last answer stands for lastAnswerMs, then it fails; once
+    // it answers again, so does the check (the hung run is given up).
+    buildLag = () => new Promise<never>(() => {})
+    expect(await readiness.check()).toEqual(ready)
+    await sleep(2100)
+    expect(await readiness.check()).toEqual({ ready: false, checks: { store: 'ok', search: 'no answer within 200 ms' } })
+    await sleep(2100)
+    buildLag = async () => 0
+    expect(await readiness.check()).toEqual(ready)
   })
 
   it("reports the search index's lag beside the checks, still ready; a lag that fails or is late is left out", async () => {
