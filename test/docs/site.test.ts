@@ -4,12 +4,18 @@
 // links all resolve (a dead one fails the build), that loads nothing from another origin and whose
 // local search finds `filterScope`. Needs dist/ (`npm run build`, as `npm test` does first).
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { COMMAND_OPTIONS } from '../../src/cli/arguments.js'
+
+const CHROMIUM = process.env.ER_CHROMIUM ?? '/usr/bin/chromium'
+const noChromium = existsSync(CHROMIUM) ? null : `no Chromium at ${CHROMIUM} (apt-get install chromium)`
+if (noChromium && process.env.ER_REQUIRE_BROWSER === '1') throw new Error(`ER_REQUIRE_BROWSER=1 but ${noChromium}`)
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const REFERENCE = join(ROOT, 'docs', 'reference')
@@ -99,4 +105,37 @@ describe('the documentation site', () => {
     expect(searchIndex).toBeDefined()
     expect(readFileSync(join(site, searchIndex!), 'utf8')).toContain('filterScope')
   }, 240_000)
+
+  it.skipIf(noChromium !== null)(`opens in Chromium: the home page, a guide, the search box finding filterScope, no console error${noChromium ? ` (skipped: ${noChromium})` : ''}`, async () => {
+    // The built site served as a static host would (clean URLs: /guides/nextjs is guides/nextjs.html).
+    const types: Record<string, string> = { html: 'text/html', js: 'text/javascript', css: 'text/css', json: 'application/json', png: 'image/png', svg: 'image/svg+xml', woff2: 'font/woff2' }
+    const host: Server = createServer((request, response) => {
+      const path = decodeURIComponent(new URL(request.url!, 'http://site').pathname).replace(/\/$/, '/index')
+      const file = [join(site, path), join(site, `${path}.html`)].find((candidate) => candidate.startsWith(site) && existsSync(candidate) && statSync(candidate).isFile())
+      if (file === undefined) return void response.writeHead(404).end()
+      response.writeHead(200, { 'content-type': types[file.split('.').at(-1)!] ?? 'application/octet-stream' }).end(readFileSync(file))
+    })
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve))
+    const origin = `http://127.0.0.1:${(host.address() as { port: number }).port}`
+    const browser = await chromium.launch({ executablePath: CHROMIUM })
+    try {
+      const page = await browser.newPage()
+      const troubles: string[] = []
+      page.on('console', (message) => void (message.type() === 'error' && troubles.push(message.text())))
+      page.on('pageerror', (error) => void troubles.push(error.message))
+      page.on('request', (request) => void (new URL(request.url()).origin !== origin && troubles.push(`a request to another origin: ${request.url()}`)))
+      await page.goto(`${origin}/`)
+      await page.getByRole('link', { name: 'Getting started' }).first().waitFor()
+      await page.goto(`${origin}/guides/nextjs`)
+      expect(await page.locator('h1').textContent()).toContain('Next.js')
+      await page.locator('.DocSearch-Button').click()
+      await page.locator('.search-input').fill('filterScope')
+      await page.locator('.result').first().waitFor()
+      expect(await page.locator('.results').textContent()).toMatch(/filterScope/)
+      expect(troubles).toEqual([])
+    } finally {
+      await browser.close()
+      host.close()
+    }
+  }, 60_000)
 })
