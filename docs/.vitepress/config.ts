@@ -35,6 +35,8 @@ export default defineConfig({
   title: 'entity-registry',
   description: 'Publish a warehouse of entities as a read-only JSON:API.',
   cleanUrls: true,
+  // A site of its own icon: without one, browsers ask for /favicon.ico and log its 404.
+  head: [['link', { rel: 'icon', type: 'image/svg+xml', href: '/favicon.svg' }]],
   lastUpdated: false,
   // Every internal link must resolve: a dead one fails the build (VitePress's default, said here).
   ignoreDeadLinks: false,

@@ -123,6 +123,7 @@ describe('the documentation site', () => {
       const troubles: string[] = []
       page.on('console', (message) => void (message.type() === 'error' && troubles.push(message.text())))
       page.on('pageerror', (error) => void troubles.push(error.message))
+      page.on('response', (response) => void (response.status() >= 400 && troubles.push(`${response.status()} ${response.url()}`)))
       page.on('request', (request) => void (new URL(request.url()).origin !== origin && troubles.push(`a request to another origin: ${request.url()}`)))
       await page.goto(`${origin}/`)
       await page.getByRole('link', { name: 'Getting started' }).first().waitFor()
