@@ -35,10 +35,13 @@ export interface RegistryOptions {
   rateLimitScope?: 'key' | 'org'
   /**
    * Requests with a missing or wrong key allowed per minute from one client address (default 60; 0
-   * no limit): beyond, until the allowance refills, a request from that address whose key is not one
-   * known valid (`Authenticator.authenticateKnown`) answers 429 with `Retry-After`, without a lookup
-   * of its key; a valid key is served. Kept in the process; counted only where the adapter knows the
-   * address (every adapter but Next.js's, and that one behind `trustProxy`).
+   * no limit): beyond, until the allowance refills, a request from that address whose key does not
+   * verify answers 429 with `Retry-After`; a valid key is served. Its key is checked there by
+   * `Authenticator.authenticateKnown` (refused without it): the bundled authenticator looks up a stored
+   * key only when its hash is among the stored keys' (read at most once a second, a request not found
+   * waiting for a read begun after it came), so made-up keys cost no lookup each. Kept in the process;
+   * counted only where the adapter knows the address (every adapter but Next.js's, and that one
+   * behind `trustProxy`).
    */
   authFailureLimit?: number
   /**
@@ -169,8 +172,8 @@ export function createRegistry(options: RegistryOptions): Registry {
         return page
       }
     }
-    // Past its allowance of failed authentications, an address's keys are still checked, but only
-    // against those known valid: a made-up key then costs no lookup, and a valid one is served.
+    // Past its allowance of failed authentications, an address's keys are still checked, but at a
+    // bounded cost (`authenticateKnown`): a made-up key costs no lookup, and a valid one is served.
     const limited = address !== undefined && authFailures?.peek(address).allowed === false
     const { auth } = options
     const token = bearerToken(request)
@@ -178,10 +181,11 @@ export function createRegistry(options: RegistryOptions): Registry {
     // Awaited only when a promise: an await costs a request a microtask and its allocations.
     const principal = given instanceof Promise ? await given : given
     if (principal === null) {
-      // Only a key that does not verify counts against the address, and only such a key is refused 429.
+      // Only a key that does not verify counts against the address, and only such a key is refused 429:
+      // as counted now, since an address past its allowance may be within it again after the wait.
       const failures = address === undefined ? undefined : authFailures?.take(address)
-      if (limited || failures?.allowed === false) {
-        const retryAfter = String(failures!.retryAfterSeconds)
+      if (failures?.allowed === false) {
+        const retryAfter = String(failures.retryAfterSeconds)
         throw new HttpError('rate_limited', `too many requests with a missing or wrong API key from this address; retry after ${retryAfter} s`, undefined, {
           'Retry-After': retryAfter,
         })

@@ -1,6 +1,7 @@
 import type { ApiKeyStore, Authenticator, Principal, StoredApiKey } from '../ports/auth.js'
 import { isWellFormedApiKey, keyHash } from './key-format.js'
 import { stateOf } from './key-manager.js'
+import { createStoredKeyHashes } from './stored-key-hashes.js'
 import { setNewest } from '../bounded-map.js'
 
 export interface ApiKeyAuthenticatorOptions {
@@ -57,9 +58,11 @@ export function createApiKeyAuthenticator({
   // step here that costs (2 us a request). Only accepted keys are kept, in this process's memory as
   // each request's header is, and each is still compared and checked as below on every request.
   // Kept past cacheTtlMs (until found invalid, or pushed out by newer ones), they are also the keys
-  // known valid: the only stored keys `authenticateKnown` looks up.
+  // known valid, which `authenticateKnown` looks up at once.
   const accepted = new Map<string, { hash: string; until: number }>()
   const remember = (token: string, hash: string, time: number) => setNewest(accepted, token, { hash, until: time + cacheTtlMs }, cacheSize)
+  // Read only once an address is past its allowance: the other stored keys `authenticateKnown` looks up.
+  const storedHashes = store?.listApiKeyHashes ? createStoredKeyHashes(() => store.listApiKeyHashes!()) : undefined
 
   /** Concurrent requests with one key share one lookup; a failed lookup is not kept. */
   function lookUp(hash: string, time: number): Promise<StoredApiKey | null> {
@@ -73,10 +76,11 @@ export function createApiKeyAuthenticator({
   }
 
   /**
-   * A configured key, or none, is answered at once; a stored one as a promise (its lookup), and only
-   * when `lookUpUnknown` or the key was accepted before.
+   * A configured key, or none, is answered at once; a stored one as a promise (its lookup). With
+   * `onlyKnown`, a stored key not accepted before is looked up only when its hash is among the
+   * stored keys' (read at most once a second), and null without the store's `listApiKeyHashes`.
    */
-  function verify(token: string | null, lookUpUnknown: boolean): Principal | null | Promise<Principal | null> {
+  function verify(token: string | null, onlyKnown: boolean): Principal | null | Promise<Principal | null> {
     if (token === null || token === '') return null
     const time = now()
     const known = accepted.get(token)
@@ -90,7 +94,19 @@ export function createApiKeyAuthenticator({
       return configuredPrincipals[matched]!
     }
     if (store === undefined || !isWellFormedApiKey(token)) return null
-    if (!lookUpUnknown && known === undefined) return null
+    if (!onlyKnown || known !== undefined || storedHashes?.has(hash)) return verifyStored(token, hash, time, fresh)
+    if (storedHashes === undefined) return null
+    // Not among the hashes last read: perhaps created since, so a read begun after this request decides.
+    return storedHashes.readAfterNow().then((hashes) => {
+      if (!hashes.has(hash)) return null
+      // A lookup kept from before the key was stored would refuse it: the read is newer.
+      lookups.delete(hash)
+      return verifyStored(token, hash, now(), false)
+    })
+  }
+
+  /** A stored key's lookup: the principal of an active key, else null (and the key forgotten). */
+  function verifyStored(token: string, hash: string, time: number, fresh: boolean): Promise<Principal | null> {
     return lookUp(hash, time).then((key) => {
       if (key === null || stateOf(key, new Date(time)) !== 'active') {
         accepted.delete(token)
@@ -103,8 +119,8 @@ export function createApiKeyAuthenticator({
   }
 
   return {
-    authenticate: (token) => verify(token, true),
-    authenticateKnown: (token) => verify(token, false),
+    authenticate: (token) => verify(token, false),
+    authenticateKnown: (token) => verify(token, true),
     flush: async () => lastUse?.flush(),
   }
 }

@@ -64,6 +64,11 @@ export function createKyselyApiKeyStore(db: Kysely<RegistryDatabase>): ApiKeySto
       }
     },
 
+    async listApiKeyHashes() {
+      const rows = await db.selectFrom('api_keys').select('key_hash').where('revoked_at', 'is', null).execute()
+      return rows.map((row) => row.key_hash)
+    },
+
     async listOrganizations() {
       const rows = await db.selectFrom('organizations').selectAll().orderBy('name').execute()
       return rows.map((row) => ({ name: row.name, createdAt: row.created_at }))

@@ -37,6 +37,7 @@ export function createMemoryApiKeyStore(): ApiKeyStore {
         if (key && (key.lastUsedAt === null || key.lastUsedAt < usedAt)) key.lastUsedAt = usedAt
       }
     },
+    listApiKeyHashes: async () => [...keys].filter(([, key]) => key.revokedAt === null).map(([hash]) => hash),
     listOrganizations: async () => [...organizations.values()].sort((a, b) => compare(a.name, b.name)).map((org) => ({ ...org })),
     countApiKeys: async () => keys.size,
   }

@@ -15,9 +15,10 @@ export interface Authenticator {
    */
   authenticate(token: string | null, request: RequestView): Principal | null | Promise<Principal | null>
   /**
-   * Optional: as `authenticate`, but null for any token it could verify only by asking its backend
-   * about a key it has not found valid before. The registry calls it for an address past its limit
-   * of failed authentications, so that valid keys are served there while made-up ones cost nothing.
+   * Optional: as `authenticate`, at a cost bounded whatever the tokens: the registry calls it for an
+   * address past its limit of failed authentications, so that valid keys are served there while
+   * made-up ones cost next to nothing. Null for a token it cannot verify that cheaply (the bundled
+   * authenticator checks stored keys against the set of their hashes, read at most once a second).
    * Without it, such an address is refused before its key is looked at.
    */
   authenticateKnown?(token: string | null, request: RequestView): Principal | null | Promise<Principal | null>
@@ -60,6 +61,12 @@ export interface ApiKeyStore {
   revokeApiKeys(which: { id: string } | { org: string }, revokedAt: string): Promise<string[]>
   /** Records when keys were last used; a time earlier than the one stored is ignored. */
   recordApiKeyUse(uses: readonly { id: string; usedAt: string }[]): Promise<void>
+  /**
+   * Optional: the hashes of the keys not revoked, in one read. With it, a stored key is served to an
+   * address past its limit of failed authentications even when this process has not accepted it
+   * before (created a moment ago, or first used here); without it, only keys accepted before are.
+   */
+  listApiKeyHashes?(): Promise<string[]>
   /** Organizations by name. */
   listOrganizations(): Promise<StoredOrganization[]>
   countApiKeys(): Promise<number>

@@ -503,6 +503,15 @@ export function describeEntityStore(name: string, makeStore: () => Promise<Regis
         equal(revoked, { k1: '2026-02-01T00:00:00.000Z', k2: '2026-03-01T00:00:00.000Z', k3: null })
       })
 
+      it('lists the hashes of the keys not revoked, when it offers listApiKeyHashes', async () => {
+        const list = store().listApiKeyHashes?.bind(store())
+        if (list === undefined) return
+        equal(await list(), [])
+        for (const id of ['k1', 'k2', 'k3']) await store().addApiKey(key(id, 'acme', '2026-01-01T00:00:00.000Z'))
+        await store().revokeApiKeys({ id: 'k2' }, '2026-02-01T00:00:00.000Z')
+        equal((await list()).sort(), ['k1'.padEnd(64, '0'), 'k3'.padEnd(64, '0')])
+      })
+
       it('records a key\'s last use, never moving it back', async () => {
         await store().addApiKey(key('k1', 'acme', '2026-01-01T00:00:00.000Z'))
         await store().addApiKey(key('k2', 'acme', '2026-01-01T00:00:00.000Z'))

@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateApiKey } from '../../src/auth/key-format.js'
 import type { ApiKeyInfo } from '../../src/auth/key-manager.js'
 import { freshPostgresSchema, storeDialects } from '../stores/each-store.js'
 import { CLI, startServer, type Server } from '../support/cli.js'
@@ -106,6 +107,19 @@ describe('keys and orgs on the command line [sqlite]', () => {
     const revoked = run(['keys', 'revoke', '--org', 'brief', ...store])
     expect(revoked.out.trim().replace('revoked ', '').split(', ').sort()).toEqual([shortLived, other].map((key) => key.slice(0, 11)).sort())
     expect(await msUntilRefused([server], other)).toBeLessThan(5500)
+  })
+
+  it('serves a key created after its address went past --auth-failure-limit on its first request, while wrong keys from it answer 429', async () => {
+    // A server of its own: the address every request here comes from is pushed past its allowance.
+    const limited = await startServer([...store, '--auth-failure-limit', '2'])
+    try {
+      expect([await statusOf(limited, generateApiKey()), await statusOf(limited, generateApiKey()), await statusOf(limited, generateApiKey())]).toEqual([401, 401, 429])
+      const key = run(['keys', 'create', '--org', 'late', ...store]).out.trim()
+      expect(await statusOf(limited, key)).toBe(200)
+      expect(await statusOf(limited, generateApiKey())).toBe(429)
+    } finally {
+      await limited.stop()
+    }
   })
 
   it('answers an unknown key id or organization with one line and exit code 2', () => {

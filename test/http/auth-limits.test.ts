@@ -1,10 +1,15 @@
 /** Limits around keys: failed authentications per client address, and rate limits by key or organization. */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { serve } from '../../adapters/node.js'
 import { createApiKeyAuthenticator, type ApiKeyAuthenticatorOptions } from '../../src/auth/api-keys.js'
 import { generateApiKey } from '../../src/auth/key-format.js'
 import { createKeyManager } from '../../src/auth/key-manager.js'
+import { createSqliteStore } from '../../src/kysely/index.js'
 import { createMemoryStore } from '../../src/memory/index.js'
+import type { ApiKeyStore } from '../../src/ports/auth.js'
 import type { RateLimiter } from '../../src/ports/rate-limiter.js'
 import { createTokenBucketRateLimiter } from '../../src/rate-limit/token-bucket.js'
 import { createRegistry, type RegistryOptions } from '../../src/registry.js'
@@ -12,13 +17,18 @@ import { expectError } from '../support/documents.js'
 
 const URL_OF_LIST = 'http://registry.test/v1/entities?page[limit]=1'
 
-/** A registry over the memory store, whose key lookups are counted; `configuredKey` is given in configuration. */
-async function keyedRegistry(options: Partial<RegistryOptions> = {}, authOptions: ApiKeyAuthenticatorOptions = {}) {
+/**
+ * A registry over the memory store, whose key lookups are counted; `configuredKey` is given in
+ * configuration. `keyStore` overrides some of the store's key methods (`listApiKeyHashes: undefined`
+ * for a custom store without it).
+ */
+async function keyedRegistry(options: Partial<RegistryOptions> = {}, authOptions: ApiKeyAuthenticatorOptions = {}, keyStore: Partial<ApiKeyStore> = {}) {
   const configuredKey = generateApiKey()
   const memory = createMemoryStore()
   let lookups = 0
   const store = Object.assign(Object.create(memory) as typeof memory, {
     findApiKey: (hash: string) => (lookups++, memory.findApiKey(hash)),
+    ...keyStore,
   })
   const manager = createKeyManager(store)
   const registry = createRegistry({ store, auth: createApiKeyAuthenticator({ store, keys: [configuredKey], ...authOptions }), ...options })
@@ -28,8 +38,8 @@ async function keyedRegistry(options: Partial<RegistryOptions> = {}, authOptions
 }
 
 describe('failed authentications', () => {
-  it('answer 429 with Retry-After to wrong keys from an address past its allowance, without looking them up, and to no other address', async () => {
-    const { manager, send, lookups } = await keyedRegistry({ authFailureLimit: 5 })
+  it('answer 429 with Retry-After to wrong keys from an address past its allowance, without looking them up, and to no other address (a store without listApiKeyHashes: to its keys not accepted before too)', async () => {
+    const { manager, send, lookups } = await keyedRegistry({ authFailureLimit: 5 }, {}, { listApiKeyHashes: undefined })
     const { key: unseen } = await manager.createKey({ org: 'acme' })
     for (let attempt = 0; attempt < 5; attempt++) expect((await send(generateApiKey(), '10.0.0.1')).status).toBe(401)
     const lookupsWithinAllowance = lookups()
@@ -37,7 +47,7 @@ describe('failed authentications', () => {
     await expectError(refused, 429, 'rate_limited')
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(12)
-    // A stored key this process has not accepted yet is one more lookup: not made past the allowance.
+    // Without the stored keys' hashes, a stored key this process has not accepted yet is one more lookup: not made past the allowance.
     expect((await send(unseen, '10.0.0.1')).status).toBe(429)
     expect(lookups()).toBe(lookupsWithinAllowance)
     expect((await send(unseen, '10.0.0.2')).status).toBe(200)
@@ -52,15 +62,17 @@ describe('failed authentications', () => {
     try {
       expect((await send(stored)).status).toBe(200)
       // 100 wrong keys from the one address every client shares (no --trust-proxy behind a load balancer).
-      const wrong = []
-      for (let attempt = 0; attempt < 100; attempt++) wrong.push((await send(generateApiKey())).status)
+      const wrong = await Promise.all(Array.from({ length: 100 }, async () => (await send(generateApiKey())).status))
       expect(wrong.filter((status) => status === 429).length).toBeGreaterThanOrEqual(30)
       for (let round = 0; round < 3; round++) {
         expect((await send(stored)).status).toBe(200)
         expect((await send(configuredKey)).status).toBe(200)
-        const refused = await send(generateApiKey())
-        await expectError(refused, 429, 'rate_limited')
-        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+        // Each waits for a read of the stored keys' hashes, while the allowance refills one a second.
+        const answers = await Promise.all(Array.from({ length: 5 }, () => send(generateApiKey())))
+        const refused = answers.filter((answer) => answer.status === 429)
+        expect(refused.length).toBeGreaterThanOrEqual(3)
+        expect(answers.filter((answer) => answer.status === 401)).toHaveLength(5 - refused.length)
+        for (const answer of refused) expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
       }
     } finally {
       await server.close()
@@ -117,6 +129,91 @@ describe('failed authentications', () => {
       expect(await send('1.1.1.1, 10.0.0.2')).toBe(401)
     } finally {
       await server.close()
+    }
+  })
+})
+
+describe('failed authentications past the allowance, with keys stored in SQLite', () => {
+  /**
+   * A registry over a SQLite file, served over HTTP, whose key reads are counted. Keys are created and
+   * revoked through a second connection to the file, as `entity-registry keys` does from its own process.
+   */
+  async function sqliteRegistry(authFailureLimit: number) {
+    const directory = await mkdtemp(join(tmpdir(), 'er-auth-limits-'))
+    const file = join(directory, 'registry.sqlite')
+    const store = await createSqliteStore({ file })
+    const operator = await createSqliteStore({ file })
+    const reads = { hashes: 0, lookups: 0 }
+    const counted: ApiKeyStore = {
+      ...store,
+      listApiKeyHashes: () => (reads.hashes++, store.listApiKeyHashes!()),
+      findApiKey: (hash) => (reads.lookups++, store.findApiKey(hash)),
+    }
+    const server = await serve(createRegistry({ store, auth: createApiKeyAuthenticator({ store: counted }), authFailureLimit }), { port: 0 })
+    const send = (key: string) => fetch(`${server.url}/v1/entities?page[limit]=1`, { headers: { Authorization: `Bearer ${key}` } })
+    const close = async () => {
+      await server.close()
+      await Promise.all([store.close(), operator.close()])
+      await rm(directory, { recursive: true, force: true })
+    }
+    return { send, manager: createKeyManager(operator), reads, close }
+  }
+
+  const expectRefusedForFailures = async (response: Response) => {
+    await expectError(response, 429, 'rate_limited')
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+  }
+
+  it('serve a key stored after the address went past it on its first request, while wrong keys still answer 429 with Retry-After', async () => {
+    const { send, manager, reads, close } = await sqliteRegistry(3)
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) expect((await send(generateApiKey())).status).toBe(401)
+      await expectRefusedForFailures(await send(generateApiKey()))
+      // The stored keys' hashes were read before the key below existed.
+      expect(reads.hashes).toBe(1)
+      const { key } = await manager.createKey({ org: 'acme' })
+      expect((await send(key)).status).toBe(200)
+      expect(reads.hashes).toBe(2)
+      await expectRefusedForFailures(await send(generateApiKey()))
+      expect((await send(key)).status).toBe(200)
+    } finally {
+      await close()
+    }
+  })
+
+  it('read the stored keys\' hashes at most twice for 100 wrong keys at once, looking none of them up, and serve a valid key among them', async () => {
+    const { send, manager, reads, close } = await sqliteRegistry(3)
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) expect((await send(generateApiKey())).status).toBe(401)
+      const { key } = await manager.createKey({ org: 'acme' })
+      const lookupsBefore = reads.lookups
+      const [valid, ...wrong] = await Promise.all([send(key), ...Array.from({ length: 100 }, () => send(generateApiKey()))])
+      expect(valid!.status).toBe(200)
+      expect(wrong.map((response) => response.status)).toEqual(Array(100).fill(429))
+      expect(reads.hashes).toBeGreaterThanOrEqual(1)
+      expect(reads.hashes).toBeLessThanOrEqual(2)
+      // The valid key's lookup, and none for the wrong ones.
+      expect(reads.lookups).toBe(lookupsBefore + 1)
+    } finally {
+      await close()
+    }
+  })
+
+  it('refuse a revoked key, whether revoked before or after the hashes were read', async () => {
+    const { send, manager, reads, close } = await sqliteRegistry(2)
+    try {
+      const [before, after] = [await manager.createKey({ org: 'acme' }), await manager.createKey({ org: 'acme' })]
+      await manager.revokeKey(before.apiKey.id)
+      for (let attempt = 0; attempt < 2; attempt++) expect((await send(generateApiKey())).status).toBe(401)
+      await expectRefusedForFailures(await send(generateApiKey()))
+      await manager.revokeKey(after.apiKey.id)
+      const lookupsBefore = reads.lookups
+      // Read while active, its lookup finds it revoked; revoked before the read, it is not among the hashes.
+      await expectRefusedForFailures(await send(after.key))
+      await expectRefusedForFailures(await send(before.key))
+      expect(reads.lookups).toBe(lookupsBefore + 1)
+    } finally {
+      await close()
     }
   })
 })
