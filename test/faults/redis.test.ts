@@ -1,5 +1,6 @@
 /**
- * `serve --redis` while its Redis goes away (stopped, then hung): fail open by default, with no
+ * `serve --redis` while its Redis goes away (stopped, then hung), under every kind of request (pages,
+ * gets, a merged get, facets, the feed, search, downloads): fail open by default, with no
  * RateLimit headers and one warning each way; `--redis-failure closed` answers 503 meanwhile.
  */
 import { mkdtempSync } from 'node:fs'
@@ -8,10 +9,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminUrlOf, startServer } from '../support/cli.js'
 import { startPrivateRedis, redisServerInstalled, type PrivateRedis } from '../support/redis-server.js'
-import { duringOutage, expectMirrorEqualsList, expectOutageHandled, sleep, type Outcome } from './harness.js'
+import { duringOutage, expectEveryKindAnswers, expectMirrorEqualsList, expectOutageHandled, mergeInDemo, pathsOfEveryKind, sleep, type Outcome } from './harness.js'
 
 const KEY = 'er-faults-redis-key'
-const PATHS = ['/v1/entities?filter=type:person', '/v1/entities/a000039', '/v1/entities/changes?filter=type:person&page[limit]=50']
 
 const installed = redisServerInstalled()
 describe.skipIf(!installed)(`serve --redis while Redis is away (${installed ? 'a private redis-server' : 'skipped: no redis-server'})`, () => {
@@ -24,12 +24,18 @@ describe.skipIf(!installed)(`serve --redis while Redis is away (${installed ? 'a
   /** The server under load and followed by a mirror while `fault` runs; then what the load saw and what it warned. */
   async function underLoad(args: string[], fault: () => Promise<{ awayAt: number; backAt: number }>) {
     const data = mkdtempSync(join(tmpdir(), 'er-faults-redis-'))
-    const server = await startServer(['--data', data, '--demo', '--search', 'none', '--api-key', KEY, '--rate-limit', '100000', '--redis', redis.url, '--admin-port', '0', ...args])
-    let printed = server.lines.join('\n')
+    const server = await startServer(['--data', data, '--demo', '--api-key', KEY, '--rate-limit', '100000', '--redis', redis.url, '--admin-port', '0', ...args])
+    let printed = ''
     server.process.stdout!.on('data', (chunk: Buffer) => void (printed += chunk))
     server.process.stderr!.on('data', (chunk: string) => void (printed += chunk))
     try {
-      const { outcomes, awayAt, backAt, mirror } = await duringOutage(server.url, KEY, PATHS, fault)
+      await mergeInDemo(data)
+      // Every request kind (search's index opened and caught up) answers before the load: what the
+      // warnings below are about is the outage, not the start.
+      const kinds = await pathsOfEveryKind(server.url, KEY, 'a000039')
+      await expectEveryKindAnswers(server.url, KEY, kinds)
+      printed = ''
+      const { outcomes, awayAt, backAt, mirror } = await duringOutage(server.url, KEY, Object.values(kinds), fault)
       await expectMirrorEqualsList(server.url, KEY, mirror)
       const warnings = (pattern: RegExp) => printed.split('\n').filter((line) => pattern.test(line))
       const metrics = await (await fetch(`${adminUrlOf(server)}/metrics`)).text()
