@@ -81,7 +81,8 @@ describe('openStore', () => {
 
   it('opens PGlite keeping its data in the directory of "pglite://path"', async () => {
     await expectPersistence(() => openStore(`pglite://${join(directory, 'pglite')}`))
-  })
+    // PGlite's first open of a directory runs initdb in WebAssembly: 10 s alone, over 30 on a busy machine.
+  }, 120_000)
 
   const postgres = sqlDialects.find((dialect) => dialect.name === 'postgres')!
   it.skipIf(postgres.skipReason !== null)('opens PostgreSQL for a postgres:// URL', async () => {
