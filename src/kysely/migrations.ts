@@ -136,17 +136,30 @@ const RENDER_BATCH = 1000
 
 /** Brings the schema up to date; runs on every open. */
 export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialect): Promise<void> {
-  const provided = migrations(dialect)
+  const provider = { getMigrations: async () => migrations(dialect) }
+  if (dialect.name === 'sqlite') return migrateWith(new Migrator({ db, provider }))
   // Kysely looks for its migration tables in every schema unless told which: another schema's
   // tables (another app's, or another registry's) would stop it creating this schema's own.
-  const schema = dialect.name === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined
-  const migrator = new Migrator({
-    db: schema === undefined ? db : withIntrospectionOf(db, schema),
-    provider: { getMigrations: async () => provided },
-    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema
+  // One transaction, under a lock of the transaction's: Kysely's own migration lock is a session's,
+  // which a transaction pooler (PgBouncer) hands to whichever client comes next, and it is taken
+  // after the migration tables are made (two processes opening at once made them twice).
+  await db.transaction().execute(async (transaction) => {
+    await sql`select pg_advisory_xact_lock(hashtext('entity_registry_migrations'), hashtext(current_schema()))`.execute(transaction)
+    await migrateWith(new Migrator({ db: withLockHeld(withIntrospectionOf(transaction, schema)), provider, migrationTableSchema: schema }))
   })
+}
+
+async function migrateWith(migrator: Migrator): Promise<void> {
   const { error } = await migrator.migrateToLatest()
   if (error !== undefined) throw error
+}
+
+/** `transaction`, to a Migrator that would take and release its own lock: the lock is held already. */
+function withLockHeld(transaction: Kysely<any>): Kysely<any> {
+  const executor = transaction.getExecutor()
+  const adapter = overriding(overriding(executor.adapter, 'acquireMigrationLock', async () => {}), 'releaseMigrationLock', async () => {})
+  return overriding(transaction, 'getExecutor', () => overriding(executor, 'adapter', adapter))
 }
 
 /**

@@ -89,6 +89,9 @@ const MAX_NAMED_READS = 256
 
 const BEGIN = /^\s*(begin|start transaction)\b/i
 const END = /^\s*(commit|rollback|end|abort)\s*$/i
+/** Schema changes and statistics, which a store runs as it opens: they wait on other sessions' locks
+ * and sample tables, and may take longer than a request's read without the database being away. */
+const MAINTENANCE = /^\s*(create|alter|drop|analyze|vacuum|do|comment)\b/i
 
 /**
  * The pool, as the store uses it: its clients name reads, bound their wait, and report a lost
@@ -107,6 +110,8 @@ const END = /^\s*(commit|rollback|end|abort)\s*$/i
  *
  * A statement outside a transaction not answered within `readTimeoutMs` fails, and its client is
  * ended (its socket destroyed): the pool then drops it rather than lend a connection that hangs.
+ * Maintenance statements are not timed (an open under load failed when its migration's table check
+ * took over 3 s).
  */
 function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: number): { pool: PostgresPool; read: ImmediateRead } {
   const names = new Map<string, string>()
@@ -158,7 +163,7 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
       // A cursor (Kysely's streaming) goes as it came.
       if (typeof text !== 'string') return (client.query as (...query: unknown[]) => unknown).apply(client, query)
       if (BEGIN.test(text)) inTransaction.add(client)
-      const timed = !inTransaction.has(client)
+      const timed = !inTransaction.has(client) && !MAINTENANCE.test(text)
       if (END.test(text)) inTransaction.delete(client)
       return new Promise((resolve, reject) => send(client, text, values, timed, /^select /i.test(text), (error, result) => (error ? reject(error) : resolve(result))))
     })
