@@ -50,7 +50,7 @@ export function embedderNamed(name = 'words'): Embedder {
 async function openIndex(store: KyselyStore, uri: string, embedder: Embedder): Promise<SearchIndex> {
   if (uri === SEARCH_IN_DATABASE) {
     const { createPostgresSearchIndex } = await import('../postgres-search/index.js')
-    return createPostgresSearchIndex({ db: store.db, dimensions: embedder.dimensions })
+    return createPostgresSearchIndex({ db: store.db, readDb: store.readDb, dimensions: embedder.dimensions })
   }
   if (embedder.dimensions === 0) throw new Error(`the embedder ${embedder.id} makes no vectors, which only the index inside PostgreSQL (--search postgres) can do without`)
   const { createLancedbSearchIndex } = await import('../lancedb/index.js')
@@ -92,7 +92,9 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
   // Run from the sources (no build), extraction runs in this thread.
   const worker = blobs && script ? createWorkerTextExtractor({ script }) : undefined
   const indexer = createIndexer({
-    store,
+    // The index inside the database is written beside the feed: its indexer reads the feed there
+    // (the primary), not from a replica behind it. A LanceDB index follows the store it answers from.
+    store: uri === SEARCH_IN_DATABASE ? store.primary : store,
     index,
     embedder,
     ...(blobs ? { texts: createEntityTexts({ blobs, ...(worker ? { extract: worker.extract } : {}), ...(warn ? { warn } : {}) }) } : {}),
