@@ -3,6 +3,7 @@ import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
 import type { StoredEntity } from '../contract/entity.js'
 import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
 import type { RegistryStore } from '../ports/store.js'
+import type { Warehouse } from '../ports/warehouse.js'
 import { createWarehouse } from '../warehouse/operations.js'
 import { planFilter, windowFor } from './filter-plan.js'
 import { qualifiersToSql, seekToSql } from './gffs-to-sql.js'
@@ -93,14 +94,14 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
   const dialect = await resolveDialect(db, options.dialect)
   await migrateToLatest(db, dialect)
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
-  const primary = storeOver(db, db, dialect, options, readNow.db)
+  const warehouse = createWarehouse(createKyselyWarehouseBackend(db, dialect))
+  const primary = storeOver(db, db, warehouse, dialect, options, readNow.db)
   if (options.readDb === undefined) return primary
   const readDb = options.readDb as unknown as Kysely<RegistryDatabase>
   const onReplica = createKyselyApiKeyStore(readDb)
   return {
-    ...storeOver(db, readDb, dialect, options, readNow.readDb ?? null),
+    ...storeOver(db, readDb, warehouse, dialect, options, readNow.readDb ?? null),
     primary,
-    warehouse: primary.warehouse,
     close: async () => {
       await readDb.destroy()
       await db.destroy()
@@ -112,10 +113,11 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
   }
 }
 
-/** The store writing to `db` and reading from `reads` (a replica's database, or `db`). */
+/** The store writing to `db` (through `warehouse`, its write side) and reading from `reads` (a replica's database, or `db`). */
 function storeOver(
   db: Kysely<RegistryDatabase>,
   reads: Kysely<RegistryDatabase>,
+  warehouse: Warehouse,
   dialect: SqlDialect,
   options: StoreTuning,
   readNow: ImmediateRead | null,
@@ -144,7 +146,7 @@ function storeOver(
     get primary() {
       return store
     },
-    warehouse: createWarehouse(createKyselyWarehouseBackend(db, dialect)),
+    warehouse,
     close: () => db.destroy(),
 
     pagesCarryFeedHead: true,

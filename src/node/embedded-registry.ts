@@ -175,14 +175,15 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     const indexer = opening && (await opening)?.indexer
     return indexer ? { changes: await indexer.lag(), seconds: await indexer.lagSeconds() } : null
   }
+  const replicaLag = options.readDatabase ? replicaLagOf(data.store) : undefined
   metrics?.observe({
     feedHead: async () => {
       const head = await data.store.feedHead()
       return head === null ? 0 : decodeChangeId(head)
     },
     searchLag,
+    ...(replicaLag ? { replicaLag } : {}),
   })
-  const replicaLag = options.readDatabase ? replicaLagOf(data.store) : undefined
   const readiness = createReadiness(
     [
       storeCheck(data.store),
