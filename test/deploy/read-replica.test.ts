@@ -3,7 +3,7 @@
  * is left alone) copied by `pg_basebackup -R` and started on another port. Its replay is paused to
  * hold it behind the primary: what it serves is then a past snapshot of the primary's.
  */
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
@@ -40,15 +40,16 @@ interface ChangesPage {
 describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a streaming replica${streamingReplicaSkipReason ? ` (skipped: ${streamingReplicaSkipReason})` : ''}`, () => {
   let primary: PrivatePostgres | undefined
   let replica: StreamingReplica | undefined
-  let onPrimary: KyselyStore
+  let onPrimary: KyselyStore | undefined
   let server: Server | undefined
   let made = 0
+  const serveData = mkdtempSync(join(tmpdir(), 'er-replica-serve-'))
 
   /** Imports `count` new people on the primary; their ids. */
   async function importOnPrimary(count: number): Promise<string[]> {
     const ids = Array.from({ length: count }, () => `rp${String(++made).padStart(5, '0')}`)
     const lines = ids.map((id) => JSON.stringify({ id, type: 'person', name: `Replica Person ${id}`, jurisdiction: 'US', texts: [] }))
-    const report = await importNdjson(lines, { warehouse: onPrimary.warehouse, blobs: createMemoryBlobStore(), baseDir: tmpdir() })
+    const report = await importNdjson(lines, { warehouse: onPrimary!.warehouse, blobs: createMemoryBlobStore(), baseDir: tmpdir() })
     expect(report.errors).toEqual([])
     return ids
   }
@@ -60,7 +61,7 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
     return (await response.json()) as ChangesPage
   }
   /** The primary's feed after `cursor`, whole: the changes a replica must serve, in order. */
-  const primaryChangesAfter = async (cursor: string | null) => (await onPrimary.listChanges({ qualifiers: [], after: cursor, limit: 1000, window: 10_000 })).changes.map((change) => change.changeId)
+  const primaryChangesAfter = async (cursor: string | null) => (await onPrimary!.listChanges({ qualifiers: [], after: cursor, limit: 1000, window: 10_000 })).changes.map((change) => change.changeId)
   const searchFinds = async (id: string) => {
     const hits = (await (await get(`/v1/search?q=${encodeURIComponent(`"Replica Person ${id}"`)}`)).json()) as { data: { id: string }[] }
     return hits.data.some((hit) => hit.id === id)
@@ -87,7 +88,7 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
       // The copy has the schema and the first entities.
       replica = await startStreamingReplica(primary)
       server = await startServer(
-        ['--data', mkdtempSync(join(tmpdir(), 'er-replica-serve-')), '--database', primary.url, '--read-database', replica.url, '--search', 'postgres', '--embedder', 'none', '--admin-port', '0', '--max-replica-lag', String(MAX_REPLICA_LAG_S), '--log', 'warn', '--rate-limit', '0', '--api-key', KEY],
+        ['--data', serveData, '--database', primary.url, '--read-database', replica.url, '--search', 'postgres', '--embedder', 'none', '--admin-port', '0', '--max-replica-lag', String(MAX_REPLICA_LAG_S), '--log', 'warn', '--rate-limit', '0', '--api-key', KEY],
       )
     } catch (error) {
       await cleanUp()
@@ -95,11 +96,15 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
     }
   }, 60_000)
 
+  /** Stops what was started, once (a failed setup cleans up, then afterAll runs too), and removes the servers' files. */
   async function cleanUp() {
-    await server?.stop()
-    await onPrimary?.close()
-    await replica?.destroy()
-    await primary?.destroy()
+    const [started, store, standby, running] = [primary, onPrimary, replica, server]
+    ;[primary, onPrimary, replica, server] = [undefined, undefined, undefined, undefined]
+    await running?.stop()
+    await store?.close()
+    await standby?.destroy()
+    await started?.destroy()
+    rmSync(serveData, { recursive: true, force: true })
   }
   afterAll(cleanUp, 30_000)
 
@@ -130,13 +135,13 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
     const [id] = await whilePaused(async () => {
       const ids = await importOnPrimary(1)
       // The primary has it; the replica, paused, does not: neither a get, a page, nor search show it.
-      expect(await onPrimary.getEntity(ids[0]!)).not.toBeNull()
+      expect(await onPrimary!.getEntity(ids[0]!)).not.toBeNull()
       await sleep(300)
       expect((await get(`/v1/entities/${ids[0]}`)).status).toBe(404)
       const page = (await (await get('/v1/entities?filter=type:person&page[limit]=100')).json()) as { data: { id: string }[] }
       expect(page.data.map((entity) => entity.id)).not.toContain(ids[0])
       // Search inside PostgreSQL: the indexer (on the primary) indexes it there, the replica's index has it not.
-      const indexedOnPrimary = await within(15_000, async () => (await sql`select 1 from ${sql.table(SEARCH_ENTITIES)} where id = ${ids[0]}`.execute(onPrimary.db)).rows.length > 0)
+      const indexedOnPrimary = await within(15_000, async () => (await sql`select 1 from ${sql.table(SEARCH_ENTITIES)} where id = ${ids[0]}`.execute(onPrimary!.db)).rows.length > 0)
       expect(indexedOnPrimary).toBe(true)
       expect(await searchFinds(ids[0]!)).toBe(false)
       return ids
@@ -156,7 +161,7 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
     const [ahead, expected] = await whilePaused(async () => {
       await importOnPrimary(3)
       // A cursor taken on the primary, past everything the replica has.
-      const primaryHead = (await onPrimary.feedHead())!
+      const primaryHead = (await onPrimary!.feedHead())!
       await importOnPrimary(2)
       for (const cursor of [onReplica, primaryHead]) {
         const page = await changesAfter(cursor)
@@ -174,7 +179,7 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
   }, 30_000)
 
   it('accepts a key made on the primary at once, and refuses a revoked key within 5 s of the replica replaying the revocation', async () => {
-    const keys = createKeyManager(onPrimary)
+    const keys = createKeyManager(onPrimary!)
     const { key, id } = await whilePaused(async () => {
       const made = await keys.createKey({ org: 'replica-test' })
       // Unknown to the paused replica: looked up on the primary.
