@@ -114,13 +114,17 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
       await replica!.caughtUp()
       const id = `rp${String(++made).padStart(5, '0')}`
       const headBefore = await store.feedHead()
+      const counted = async (of: KyselyStore) => (await of.countFacets({ qualifiers: [], fields: ['type'], limit: 10 })).total
+      const totalBefore = await counted(store)
       await whilePaused(async () => {
         // A hot standby refuses writes: this one went to the primary.
         await store.warehouse.upsert({ id, type: 'person', name: 'Written Through The Replicated Store' })
         expect(await store.getEntity(id)).toBeNull()
         expect(await store.feedHead()).toBe(headBefore)
         expect((await store.listChanges({ qualifiers: [], after: headBefore, limit: 10, window: 100 })).changes).toEqual([])
+        expect(await counted(store)).toBe(totalBefore)
         expect((await store.primary.getEntity(id))?.id).toBe(id)
+        expect(await counted(store.primary)).toBe(totalBefore + 1)
         expect(await store.primary.feedHead()).not.toBe(headBefore)
       })
       await replica!.caughtUp()
