@@ -5,8 +5,8 @@ import type { KyselyStore } from './kysely-store.js'
 /**
  * How far the store's replica (`readDb`) is behind its primary (`db`): the WAL bytes it has not
  * replayed, against the primary's current position (against what it has received when the primary
- * does not answer, so that the replica's own figure still shows), and the seconds since the data
- * it serves was current. A replica that is no standby (the primary itself) is 0 behind.
+ * does not answer), and the seconds since the data it serves was current. A replica with nothing
+ * left to replay is 0 behind, and so is one that is no standby (the primary itself).
  *
  * The seconds are the lesser of two bounds, each an age the replica's data is at most:
  * - since the last transaction it replayed was committed. Alone, this grows while the primary is
@@ -32,8 +32,10 @@ export function replicaLagOf(store: KyselyStore): () => Promise<ReplicaLag> {
     const { standby, behind, replayedAgo } = rows[0]!
     if (!standby) return { seconds: 0, bytes: 0 }
     const bytes = Math.max(0, Number(behind ?? 0))
-    if (bytes === 0 && primary !== null) {
-      caughtUpAt = askedAt
+    if (bytes === 0) {
+      // With the primary away, nothing newer is written: a replica that has replayed all it
+      // received serves the newest there is (and the read API stays up over its replicas).
+      if (primary !== null) caughtUpAt = askedAt
       return { seconds: 0, bytes }
     }
     const seconds = Math.min(replayedAgo === null ? Infinity : Number(replayedAgo), caughtUpAt === undefined ? Infinity : (Date.now() - caughtUpAt) / 1000)

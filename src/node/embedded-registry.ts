@@ -169,11 +169,11 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const search: PromiseLike<Search | undefined> = { then: (resolve, reject) => openSearchOnce().then((setup) => setup?.search).then(resolve, reject) }
   const rateLimit = options.rateLimit ?? 600
   const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis, { warn, ...(options.redisFailure ? { failure: options.redisFailure } : {}) }) : undefined
-  const openIndexer = async () => (searchOn ? (await openSearchOnce())?.indexer : undefined)
+  const openServedLag = async () => (searchOn ? (await openSearchOnce())?.servedLag : undefined)
   const searchLag = async () => {
     // Only once open: a scrape or a probe must not be what opens the index.
-    const indexer = opening && (await opening)?.indexer
-    return indexer ? { changes: await indexer.lag(), seconds: await indexer.lagSeconds() } : null
+    const served = opening && (await opening)?.servedLag
+    return served ? { changes: await served.lag(), seconds: await served.lagSeconds() } : null
   }
   const replicaLag = options.readDatabase ? replicaLagOf(data.store) : undefined
   metrics?.observe({
@@ -188,7 +188,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     [
       storeCheck(data.store),
       blobsCheck(data.blobs),
-      ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), SEARCH_BUILT_WITHIN)] : []),
+      ...(searchOn ? [searchCheck(async () => (await openServedLag())?.buildLag(), SEARCH_BUILT_WITHIN)] : []),
       ...(replicaLag ? [replicaCheck(replicaLag, options.maxReplicaLagSeconds ?? MAX_REPLICA_LAG_SECONDS)] : []),
     ],
     { searchLag, ...(replicaLag ? { replicaLag } : {}) },

@@ -6,7 +6,7 @@ import type { BlobStore } from '../ports/blob-store.js'
 import type { SearchIndex } from '../ports/search-index.js'
 import { createEntityTexts } from '../texts/entity-texts.js'
 import { builtWorkerScript, createWorkerTextExtractor } from './text-worker.js'
-import { createIndexer, otherEmbedderOf, type Indexer, type IndexerOptions } from '../search/indexer.js'
+import { createIndexer, indexLag, otherEmbedderOf, type Indexer, type IndexerOptions } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import { loadNicknames } from './nicknames.js'
@@ -17,6 +17,12 @@ import { SEARCH_BUILT_WITHIN } from '../telemetry/readiness.js'
 export interface SearchSetup {
   search: Search
   indexer: Indexer
+  /**
+   * How far what search serves is behind the feed it serves: the indexer's lag; over a replica, the
+   * index inside the database against the feed as the replica holds both (read there, not on the
+   * primary; an index is built once the replica holds it built).
+   */
+  servedLag: Pick<Indexer, 'lag' | 'lagSeconds' | 'buildLag'>
   /**
    * Keeps the index current from the feed in the background. `sharedIn`: the PostgreSQL database
    * (a connection string) whose index every instance over it shares: only the instance holding its
@@ -100,10 +106,12 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
     ...(blobs ? { texts: createEntityTexts({ blobs, ...(worker ? { extract: worker.extract } : {}), ...(warn ? { warn } : {}) }) } : {}),
     ...(onProgress ? { onProgress } : {}),
   })
+  const servedLag = uri === SEARCH_IN_DATABASE && store.readDb !== store.db ? await lagOnReplica(store) : indexer
   let lock: IndexingLock | undefined
   return {
-    search: createSearch(store, { index, embedder, lag: () => indexer.lag(), nicknames: await loadNicknames() }),
+    search: createSearch(store, { index, embedder, lag: () => servedLag.lag(), nicknames: await loadNicknames() }),
     indexer,
+    servedLag,
     async follow({ sharedIn, print: say = () => {} } = {}) {
       if (sharedIn === undefined) {
         // A short backlog is applied before the index answers (the first search would miss it);
@@ -135,3 +143,9 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
   }
 }
 
+/** The lag of the index inside the database as the store's replica holds it, with the feed it holds. */
+async function lagOnReplica(store: KyselyStore): Promise<SearchSetup['servedLag']> {
+  const { readIndexState } = await import('../postgres-search/postgres-search-index.js')
+  const lag = indexLag({ state: () => readIndexState(store.readDb) }, store)
+  return { ...lag, buildLag: lag.lag }
+}

@@ -46,10 +46,7 @@ export async function createPostgresSearchIndex({ db, readDb = db, dimensions }:
   await createTables(db, dialect, dimensions, extensions)
 
   return {
-    async state(): Promise<IndexState> {
-      const row = await db.selectFrom(STATE).select(['cursor', 'embedder']).executeTakeFirstOrThrow()
-      return { cursor: row.cursor, embedderId: row.embedder }
-    },
+    state: () => readIndexState(db),
 
     async apply({ upserts, removals, state }) {
       await db.transaction().execute(async (transaction) => {
@@ -98,6 +95,12 @@ export async function createPostgresSearchIndex({ db, readDb = db, dimensions }:
     // The database is the store's.
     close: async () => {},
   }
+}
+
+/** What the index inside `db` has applied (`SearchIndex.state`): on a replica, what it holds of the primary's. */
+export async function readIndexState(db: Kysely<any>): Promise<IndexState> {
+  const row = await db.selectFrom(STATE).select(['cursor', 'embedder']).executeTakeFirstOrThrow()
+  return { cursor: row.cursor, embedderId: row.embedder }
 }
 
 function rowOf(entity: IndexedEntity, dimensions: number): Record<string, unknown> {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateApiKey } from '../../src/auth/key-format.js'
 import { createKeyManager } from '../../src/auth/key-manager.js'
 import { createPostgresStore, type KyselyStore } from '../../src/kysely/index.js'
 import { createMemoryBlobStore } from '../../src/memory/memory-blob-store.js'
@@ -223,5 +224,28 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
       expect(Number(/^entity_registry_replica_lag_bytes (\d+)$/m.exec(scraped)?.[1])).toBeGreaterThan(0)
     })
     expect(await within(5000, async () => (await ready()).status === 200)).toBe(true)
+  }, 30_000)
+
+  // Last: the primary is stopped, then started again.
+  it('serves reads from the replica while the primary is away: pages, search, ready, the known keys accepted, a key unknown to the replica 503', async () => {
+    await replica!.caughtUp()
+    await primary!.stop()
+    try {
+      expect((await get('/v1/entities?filter=type:person&page[limit]=5')).status).toBe(200)
+      // Search inside PostgreSQL too: its index, and its lag, read on the replica.
+      const search = await get(`/v1/search?q=${encodeURIComponent('Replica Person')}`)
+      expect(search.status).toBe(200)
+      expect(search.headers.get('Search-Index-Lag')).toBe('0')
+      const unknown = await get('/v1/entities?page[limit]=1', generateApiKey())
+      expect(unknown.status).toBe(503)
+      expect(unknown.headers.get('Retry-After')).not.toBeNull()
+      // Past --max-replica-lag since the last probe that reached the primary: still ready.
+      await sleep((MAX_REPLICA_LAG_S + 0.5) * 1000)
+      const probe = await ready()
+      expect(probe.status, JSON.stringify(probe.body)).toBe(200)
+      expect(probe.body.replicaLag).toEqual({ seconds: 0, bytes: 0 })
+    } finally {
+      await primary!.start()
+    }
   }, 30_000)
 })
