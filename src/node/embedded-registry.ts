@@ -22,7 +22,7 @@ import { RECORD_LIMITS } from '../warehouse/record-limits.js'
 /** How long after opening the search index is opened, unless a search asks for it first. */
 const SEARCH_OPEN_DELAY_MS = 500
 /** How far behind its primary a replica may be before `/ready` fails, by default. */
-export const MAX_REPLICA_LAG_SECONDS = 30
+const MAX_REPLICA_LAG_SECONDS = 30
 /** Where the key made for a store with none goes, as the keys from before organizations did. */
 const FIRST_KEY_ORGANIZATION = 'default'
 
