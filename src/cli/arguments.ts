@@ -58,6 +58,13 @@ Serves the entities as a read-only JSON:API and prints "listening on http://HOST
 
 Options:
 ${DATA_HELP}
+  --read-database URL
+                    a streaming replica of the PostgreSQL --database (postgres://…): every read
+                    goes there (pages, gets, facets, the feed, search with --search postgres, key
+                    lookups); writes, and a key the replica does not know yet, go to --database
+  --max-replica-lag S
+                    with --read-database: /ready fails while the replica is more than S seconds
+                    behind the primary (default 30)
   --port N          port to listen on, 0 to 65535; 0 picks a free one (default 8080)
   --host H          address to listen on (default 127.0.0.1)
   --api-key KEY     an accepted API key (repeatable); also ENTITY_REGISTRY_API_KEYS=k1,k2 and keys
@@ -162,6 +169,8 @@ const DATA_OPTIONS = {
 
 const SERVE_OPTIONS = {
   ...DATA_OPTIONS,
+  'read-database': { type: 'string' },
+  'max-replica-lag': { type: 'string' },
   port: { type: 'string', default: '8080' },
   host: { type: 'string', default: '127.0.0.1' },
   'api-key': { type: 'string', multiple: true, default: [] },
@@ -221,6 +230,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
         command,
         options: {
           ...dataOptions(values),
+          ...replicaOptions(values),
           port: port(values.port),
           host: values.host,
           apiKeys: [...values['api-key'], ...environmentKeys].filter((key) => key !== ''),
@@ -388,6 +398,21 @@ function database(value: string): string {
   }
   return value
 }
+
+/** `--read-database` and `--max-replica-lag`: a replica of a PostgreSQL `--database`, and how far behind it may be. */
+function replicaOptions(values: { database?: string | undefined; 'read-database'?: string | undefined; 'max-replica-lag'?: string | undefined }) {
+  const replica = values['read-database']
+  const maxLag = values['max-replica-lag']
+  if (replica === undefined) {
+    if (maxLag !== undefined) throw new UsageError('--max-replica-lag bounds the lag of the replica --read-database names: give --read-database too')
+    return {}
+  }
+  if (!POSTGRES_URL.test(replica)) throw new UsageError(`--read-database takes a postgres:// or postgresql:// URL of a streaming replica, not "${replica}"`)
+  if (!POSTGRES_URL.test(values.database ?? '')) throw new UsageError('--read-database reads from a replica of the PostgreSQL database: it needs --database postgres://… (the primary)')
+  return { readDatabase: replica, ...(maxLag === undefined ? {} : { maxReplicaLagSeconds: seconds(maxLag, '--max-replica-lag') }) }
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\/./i
 
 /** `none` switches search off when serving; there is then nothing to rebuild. */
 function indexToRebuild(value: string): string {

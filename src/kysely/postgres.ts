@@ -20,7 +20,18 @@ export interface PostgresConnectionOptions {
 }
 
 /** `pool`: a `pg.Pool` (typed by Kysely's structural `PostgresPool`, so that no `@types/pg` is needed). */
-export type PostgresStoreOptions = ({ connectionString: string } | { pool: PostgresPool }) & PostgresConnectionOptions & StoreTuning
+export type PostgresConnection = { connectionString: string } | { pool: PostgresPool }
+
+export type PostgresStoreOptions = PostgresConnection &
+  PostgresConnectionOptions &
+  StoreTuning & {
+    /**
+     * A streaming replica of the database (a hot standby), which every read goes to: pages, gets,
+     * facets, the feed, key lookups (`KyselyStoreOptions.readDb`). Writes, and a key the replica
+     * does not know yet, go to the store's connection, the primary.
+     */
+    readFrom?: PostgresConnection
+  }
 
 /**
  * How long a request waits for a connection of the pool the store makes; with the read timeout,
@@ -39,21 +50,26 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const { default: pg } = await import('pg').catch((cause: unknown) => {
     throw new Error('createPostgresStore needs the package pg: npm install pg', { cause })
   })
-  const pool =
-    'pool' in options
-      ? options.pool
-      : new pg.Pool({ connectionString: options.connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS, types: textKeptAsIs(pg.types, [INT8]) })
-  // Without a listener, an idle connection's error (the server ended it) ends the process.
-  const onConnectionError = options.onConnectionError ?? (() => {})
-  const events = pool as unknown as PoolEvents
-  events.on('error', (error) => onConnectionError(error))
-  // A client lent out has no listener of the pool's: its connection lost between queries (or
-  // ended on a read timeout) would emit an 'error' that ends the process; its next query fails and
-  // reports it. Added as the client is made, not as it is lent: the server's message ending a new
-  // connection can arrive in the same read as the one that completes it, before a lender's code runs.
-  events.on('connect', (client) => client.on('error', () => {}))
-  const { pool: kyselyPool, read } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS)
-  return createOwningStore(new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }) }), 'postgres', options, read)
+  const connect = (connection: PostgresConnection) => {
+    const pool =
+      'pool' in connection
+        ? connection.pool
+        : new pg.Pool({ connectionString: connection.connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS, types: textKeptAsIs(pg.types, [INT8]) })
+    // Without a listener, an idle connection's error (the server ended it) ends the process.
+    const onConnectionError = options.onConnectionError ?? (() => {})
+    const events = pool as unknown as PoolEvents
+    events.on('error', (error) => onConnectionError(error))
+    // A client lent out has no listener of the pool's: its connection lost between queries (or
+    // ended on a read timeout) would emit an 'error' that ends the process; its next query fails and
+    // reports it. Added as the client is made, not as it is lent: the server's message ending a new
+    // connection can arrive in the same read as the one that completes it, before a lender's code runs.
+    events.on('connect', (client) => client.on('error', () => {}))
+    const { pool: kyselyPool, read } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS)
+    return { db: new Kysely<unknown>({ dialect: new PostgresDialect({ pool: kyselyPool }) }), read }
+  }
+  const primary = connect(options)
+  const replica = options.readFrom && connect(options.readFrom)
+  return createOwningStore(primary.db, 'postgres', { ...options, ...(replica ? { readDb: replica.db } : {}) }, { db: primary.read, ...(replica ? { readDb: replica.read } : {}) })
 }
 
 /** PostgreSQL's `bigint` (the change feed's sequence numbers). */

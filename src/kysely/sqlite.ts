@@ -30,7 +30,7 @@ export async function createSqliteStore({ file, ...tuning }: SqliteStoreOptions)
   database.exec('pragma synchronous = NORMAL')
   registerSqliteFunctions(database)
   const dialect = new ConnectionUseDialect({ database: withStatementCache(database) })
-  return createOwningStore(new Kysely({ dialect }), 'sqlite', tuning, dialect.readNow)
+  return createOwningStore(new Kysely({ dialect }), 'sqlite', tuning, { db: dialect.readNow })
 }
 
 /**

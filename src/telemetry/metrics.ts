@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { SearchIndexLag } from './readiness.js'
+import type { ReplicaLag, SearchIndexLag } from './readiness.js'
 
 /** Seconds: a get by id answers in well under a millisecond, a deep filtered page in tens. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -10,6 +10,8 @@ export interface MetricSources {
   feedHead?: () => Promise<number | null>
   /** How far the search index is behind the feed, or null while it is not open. */
   searchLag?: () => Promise<SearchIndexLag | null>
+  /** How far the replica the reads go to is behind its primary, when there is one. */
+  replicaLag?: () => Promise<ReplicaLag>
 }
 
 /** The registry's instruments, on a prom-client registry of its own (served by `/metrics`). */
@@ -54,6 +56,8 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
   scraped('feed_head', 'The change feed head position (sequence number of the newest change)', async () => sources.feedHead?.())
   scraped('search_index_lag_changes', 'Changes of the feed the search index has not applied yet', async () => (await sources.searchLag?.())?.changes)
   scraped('search_index_lag_seconds', 'Age of the oldest change the search index has not applied yet (0 when current)', async () => (await sources.searchLag?.())?.seconds)
+  scraped('replica_lag_seconds', 'How old the data of the replica the reads go to may be, in seconds (0 when it has replayed all the primary wrote)', async () => (await sources.replicaLag?.())?.seconds)
+  scraped('replica_lag_bytes', 'Write-ahead log the replica the reads go to has not replayed yet, in bytes', async () => (await sources.replicaLag?.())?.bytes)
 
   return {
     register,

@@ -102,3 +102,10 @@ it('refuses a database URL of a scheme it does not know, rather than making a SQ
   await expect(openStore('mysql://root@localhost/db')).rejects.toThrow('unsupported database "mysql://"')
   expect(existsSync('mysql:')).toBe(false)
 })
+
+it('refuses a replica to read from beside a database other than PostgreSQL, or one that is no postgres:// URL, opening nothing', async () => {
+  const message = 'a replica to read from needs a PostgreSQL database and a postgres:// replica of it'
+  await expect(openStore('pglite:', { readFrom: 'postgres://replica/db' })).rejects.toThrow(message)
+  await expect(openStore('postgres://primary/db', { readFrom: 'replica.sqlite' })).rejects.toThrow(message)
+  expect(existsSync('replica.sqlite')).toBe(false)
+})
