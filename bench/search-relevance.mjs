@@ -11,6 +11,7 @@
 //   --set FILE        another set (its queries without a `part` are held out)
 //   --embedder NAME   `default` or `none` alone (both by default)
 //   --index NAME      `lancedb`, `postgres` or `memory` alone (all three by default; parity needs them)
+//   --part NAME       `dev` alone: what tuning looks at (the held-out part is looked at to decide, once)
 //   --save FILE       write every query's figures (JSON), to compare a change against
 //   --against FILE    a paired comparison with a saved run: the change's difference on each part,
 //                     its interval, up / down / noise, and whether the change is kept
@@ -39,13 +40,14 @@ const { values: options } = parseArgs({
     set: { type: 'string', default: new URL('../test/search/relevance-set.json', import.meta.url).pathname },
     embedder: { type: 'string' },
     index: { type: 'string' },
+    part: { type: 'string' },
     save: { type: 'string' },
     against: { type: 'string' },
     'by-query': { type: 'boolean', default: false },
     'no-peers': { type: 'boolean', default: false },
   },
 })
-const queries = readRelevanceSet(resolve(options.set))
+const queries = readRelevanceSet(resolve(options.set)).filter((query) => options.part === undefined || query.part === options.part)
 const ANSWERED = KINDS.filter((kind) => kind !== 'none')
 
 const demo = new URL('../demo/', import.meta.url).pathname
@@ -183,24 +185,25 @@ if (options.save !== undefined) {
   console.log(`\nevery query's figures written to ${options.save}`)
 }
 
-// A change against a saved run, query by query: kept when no part, nor any kind of the held-out
-// part, goes down beyond the noise, and the held-out part does not fall.
+// A change against a saved run, query by query, each part: nDCG@10 over all and by kind, and the
+// result count of no-answer queries (up there is worse). Kept when nothing goes the wrong way beyond
+// the noise on either part and the held-out part's nDCG@10 does not fall.
 if (options.against !== undefined) {
   const before = JSON.parse(readFileSync(options.against, 'utf8')).judged
-  console.log(`\nAgainst ${options.against}: mean difference of nDCG@10 (paired bootstrap 95% interval), up / down / noise\n`)
-  console.log(`| engine | ${PARTS.map((part) => `${part} all`).join(' | ')} | ${ANSWERED.map((kind) => `held-out ${kind}`).join(' | ')} | kept? |`)
-  console.log(`|---|${PARTS.map(() => '---|').join('')}${ANSWERED.map(() => '---|').join('')}---|`)
+  console.log(`\nAgainst ${options.against}: mean difference (paired bootstrap 95% interval), up / down / noise\n`)
+  console.log(`| engine | part | nDCG@10 all | ${ANSWERED.join(' | ')} | no answer: results | kept? |`)
+  console.log(`|---|---|---|${ANSWERED.map(() => '---|').join('')}---|---|`)
+  const show = ({ mean: difference, interval, verdict }) => (interval === null ? '-' : `${difference >= 0 ? '+' : ''}${fixed(difference)} (${fixed(interval[0], 2)}..${fixed(interval[1], 2)}) ${verdict}`)
   for (const name of Object.keys(engines)) {
     if (before[name] === undefined) continue
     const compared = (part, kind) => {
+      const key = kind === 'none' ? 'results' : 'ndcg10'
       const asked = selected(part, kind).filter((query) => before[name][query.q] !== undefined)
-      return pairedDifference(asked.map((query) => before[name][query.q].ndcg10), asked.map((query) => judged[name][query.q].ndcg10))
+      return pairedDifference(asked.map((query) => before[name][query.q][key]), asked.map((query) => judged[name][query.q][key]))
     }
-    const parts = PARTS.map((part) => compared(part, 'all'))
-    const kinds = ANSWERED.map((kind) => compared('held-out', kind))
-    const show = ({ mean: difference, interval, verdict }) => (interval === null ? '-' : `${difference >= 0 ? '+' : ''}${fixed(difference)} (${fixed(interval[0], 2)}..${fixed(interval[1], 2)}) ${verdict}`)
-    const kept = [...parts, ...kinds].every((difference) => difference.verdict !== 'down') && parts[1].mean >= 0
-    console.log(`| ${name} | ${[...parts, ...kinds].map(show).join(' | ')} | ${kept ? 'yes' : 'no'} |`)
+    const rows = PARTS.map((part) => ({ part, all: compared(part, 'all'), kinds: ANSWERED.map((kind) => compared(part, kind)), none: compared(part, 'none') }))
+    const kept = rows.every((row) => [row.all, ...row.kinds].every((difference) => difference.verdict !== 'down') && row.none.verdict !== 'up') && rows[1].all.mean >= 0
+    for (const row of rows) console.log(`| ${name} | ${row.part} | ${[row.all, ...row.kinds, row.none].map(show).join(' | ')} | ${kept ? 'yes' : 'no'} |`)
   }
 }
 
