@@ -48,7 +48,10 @@ const { values: options } = parseArgs({
   },
 })
 const queries = readRelevanceSet(resolve(options.set)).filter((query) => options.part === undefined || query.part === options.part)
-const ANSWERED = KINDS.filter((kind) => kind !== 'none')
+// The project's kinds in their order, then any other kind a set names.
+const kinds = [...new Set([...KINDS.filter((kind) => queries.some((query) => query.kind === kind)), ...queries.map((query) => query.kind)])]
+const ANSWERED = kinds.filter((kind) => kind !== 'none')
+const answered = (query) => Object.keys(query.relevant).length > 0
 
 const demo = new URL('../demo/', import.meta.url).pathname
 const store = createMemoryStore()
@@ -141,8 +144,9 @@ for (const [name, rank] of Object.entries(engines)) {
 
 const fixed = (value, digits = 3) => (value === null || value === undefined ? '-' : value.toFixed(digits))
 const mean = (values) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length)
-/** The queries of `part` of `kind` (`all`: every kind with an answer). */
-const selected = (part, kind) => queries.filter((query) => query.part === part && (kind === 'all' ? query.kind !== 'none' : query.kind === kind))
+/** The queries of `part` of `kind` that have an answer (`all`: of every kind); `none`: those that have none. */
+const selected = (part, kind) =>
+  queries.filter((query) => query.part === part && (kind === 'none' ? !answered(query) : answered(query) && (kind === 'all' || query.kind === kind)))
 /** A figure and its interval: nDCG@10, or the mean result count of no-answer queries. */
 function cell(name, part, kind) {
   const values = selected(part, kind).map((query) => (kind === 'none' ? judged[name][query.q].results : judged[name][query.q].ndcg10))
@@ -158,7 +162,7 @@ if (pgliteVector === null) console.log('PostgreSQL with vectors left out: instal
 for (const part of PARTS) {
   const inPart = queries.filter((query) => query.part === part)
   if (inPart.length === 0) continue
-  console.log(`\n${part}: ${inPart.length} queries (${KINDS.map((kind) => `${kind} ${selected(part, kind).length}`).join(', ')})`)
+  console.log(`\n${part}: ${inPart.length} queries (${[...ANSWERED, 'none'].map((kind) => `${kind} ${selected(part, kind).length}`).join(', ')})`)
   console.log('nDCG@10 (bootstrap 95% interval, 1000 resamples of the queries); no answer: mean results\n')
   console.log(`| engine | all | ${ANSWERED.join(' | ')} | no answer |`)
   console.log(`|---|---|${ANSWERED.map(() => '---|').join('')}---|`)
@@ -169,7 +173,7 @@ for (const part of PARTS) {
 console.log('\nParity of the indexes (largest difference of nDCG@10 over all, each part; queries whose top 10 differ)\n')
 for (const condition of chosen) {
   const names = Object.keys(engines).filter((name) => name.endsWith(`, ${condition}`))
-  const spread = PARTS.map((part) => {
+  const spread = PARTS.filter((part) => selected(part, 'all').length > 0).map((part) => {
     const figures = names.map((name) => mean(selected(part, 'all').map((query) => judged[name][query.q].ndcg10)) ?? 0)
     return `${part} ${fixed(Math.max(...figures) - Math.min(...figures))}`
   })
