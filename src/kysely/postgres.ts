@@ -4,6 +4,7 @@ import { overriding } from './overriding.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
 import type { ImmediateRead } from './query-shapes.js'
 import { asStoreError } from './store-errors.js'
+import { DIRECT_SESSION_QUERY, isDirectSession } from './direct-session.js'
 
 export interface PostgresConnectionOptions {
   /**
@@ -95,10 +96,16 @@ const END = /^\s*(commit|rollback|end|abort)\s*$/i
  * connection as the store being unavailable; and `read`, which sends a query shape's read on a
  * connection of that pool without Kysely.
  *
- * Each read (every query shape's, and any `select`) goes as a named statement: PostgreSQL parses
- * and plans an unnamed statement on every call, and a named one once a connection (which doubles the
- * rate of a page query, measured with pgbench). Kysely sends every query unnamed; with the query
- * shapes compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named.
+ * On a connection whose session is its own (`isDirectSession`, checked once a connection), each
+ * read (every query shape's, and any `select`) goes as a named statement: PostgreSQL parses and
+ * plans an unnamed statement on every call, and a named one once a session (which doubles the rate
+ * of a page query, measured with pgbench; through `serve`, unnamed reads cost the server TODO more
+ * CPU a list page, bench/README.md). Kysely sends every query unnamed; with the query shapes
+ * compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named. Through a
+ * transaction pooler (PgBouncer before 1.21, RDS Proxy, Supavisor) every statement goes unnamed:
+ * a name prepared in a session the pooler then lends to another client fails there ("already
+ * exists", "does not exist"), or runs another process's statement of the same name. Detected
+ * rather than configured, so that `--database` pointed at a pooler works as it is.
  *
  * Each query goes with a callback, and the promise is made here: awaiting `pg`'s own promise, ten
  * concurrent page queries kept so much alive that V8 moved it to the old generation, 20 full
@@ -112,9 +119,9 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
   const names = new Map<string, string>()
   // `read` sends only the query shapes' reads, a recursive one (`with recursive`) among them; through
   // Kysely, a statement is known to be a read by its first word.
-  const nameOf = (text: string, isRead: boolean): string | undefined => {
+  const nameOf = (text: string, nameable: boolean): string | undefined => {
     let name = names.get(text)
-    if (name === undefined && names.size < MAX_NAMED_READS && isRead) {
+    if (name === undefined && names.size < MAX_NAMED_READS && nameable) {
       name = `entity_registry_${names.size}`
       names.set(text, name)
     }
@@ -122,8 +129,10 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
   }
   type Done<Result> = (error: unknown, result?: Result) => void
   /** Sends a statement; `done` is called once, with the first of its answer and the timeout. */
+  /** The connections known to be their session's own: those may name reads. */
+  const direct = new WeakMap<PostgresPoolClient, boolean>()
   const send = (client: PostgresPoolClient, text: string, values: unknown, timed: boolean, isRead: boolean, done: Done<{ rows: unknown[] }>) => {
-    const name = nameOf(text, isRead)
+    const name = direct.get(client) === true ? nameOf(text, isRead) : undefined
     let answered = false
     const answer: Done<{ rows: unknown[] }> = (error, result) => {
       if (answered) return
@@ -146,8 +155,20 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
   }
   // `pg`'s pool takes a callback (and then makes no promise); a pool of Kysely's type answers a promise.
   const connectWith = (done: Done<PostgresPoolClient>) => {
-    const connecting = (pool.connect as (callback: Done<PostgresPoolClient>) => Promise<PostgresPoolClient> | undefined).call(pool, done)
-    connecting?.then((client) => done(null, client), done)
+    // A connection lent for the first time is asked once whether its session is its own.
+    const lent: Done<PostgresPoolClient> = (error, client) => {
+      if (error || direct.has(client!)) return done(error, client)
+      send(client!, DIRECT_SESSION_QUERY, [], true, false, (error, result) => {
+        if (error) {
+          client!.release()
+          return done(error)
+        }
+        direct.set(client!, isDirectSession(client, result!.rows[0]))
+        done(null, client)
+      })
+    }
+    const connecting = (pool.connect as (callback: Done<PostgresPoolClient>) => Promise<PostgresPoolClient> | undefined).call(pool, lent)
+    connecting?.then((client) => lent(null, client), lent)
   }
   const connect = () =>
     new Promise<PostgresPoolClient>((resolve, reject) => connectWith((error, client) => (error ? reject(asStoreError(error)) : resolve(client!))))

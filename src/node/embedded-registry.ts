@@ -143,7 +143,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
         )
     )
       .then(async (search) => {
-        await search.follow(searchInDatabase && storeKindOf(options.database ?? '') === 'postgres' ? { sharedIn: options.database!, print } : {})
+        await search.follow(searchInDatabase && storeKindOf(options.database ?? '') === 'postgres' ? { shared: true, print } : {})
         return search
       })
       .catch((error: unknown) => {
