@@ -1,3 +1,4 @@
+import type { ConnectionPoolUse } from './connection-pool-use.js'
 import { sql, type Compilable, type ExpressionBuilder, type Kysely } from 'kysely'
 import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
 import type { StoredEntity } from '../contract/entity.js'
@@ -41,6 +42,8 @@ export interface KyselyStoreOptions<DB = unknown> extends StoreTuning {
 /** Every store port over one SQL database; `close()` destroys `db` (the SQLite or PGlite database, the pg pool). */
 export interface KyselyStore extends RegistryStore {
   db: Kysely<RegistryDatabase>
+  /** How its connection pool is used now (a PostgreSQL store's; the others have no pool). */
+  connectionPool?: () => ConnectionPoolUse
 }
 
 /**

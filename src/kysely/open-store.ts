@@ -19,10 +19,11 @@ export function storeKindOf(location: string): 'postgres' | 'pglite' | 'sqlite' 
  * a directory (`pglite://path` or `pglite:path`; in memory when empty); else a SQLite file path. Any
  * other `scheme://` is refused (`mysql://…` must not become a SQLite file of that name).
  * `pgliteExtensions`: what a PGlite database loads (the search index inside it needs some).
+ * `poolSize`: the most connections to a PostgreSQL database (`createPostgresStore`'s).
  */
-export function openStore(location: string, { pgliteExtensions }: { pgliteExtensions?: Record<string, unknown> } = {}): Promise<KyselyStore> {
+export function openStore(location: string, { pgliteExtensions, poolSize }: { pgliteExtensions?: Record<string, unknown>; poolSize?: number } = {}): Promise<KyselyStore> {
   const kind = storeKindOf(location)
-  if (kind === 'postgres') return createPostgresStore({ connectionString: location })
+  if (kind === 'postgres') return createPostgresStore({ connectionString: location, ...(poolSize === undefined ? {} : { poolSize }) })
   if (kind === 'pglite') {
     const dataDir = location.slice(PGLITE_PREFIX.length).replace(/^\/\//, '')
     return createPgliteStore({ ...(dataDir === '' ? {} : { dataDir }), ...(pgliteExtensions ? { extensions: pgliteExtensions } : {}) })

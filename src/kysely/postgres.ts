@@ -3,7 +3,8 @@ import { DependencyUnavailableError } from '../ports/dependency.js'
 import { overriding } from './overriding.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
 import type { ImmediateRead } from './query-shapes.js'
-import { asStoreError } from './store-errors.js'
+import { asStoreError, poolBusyError } from './store-errors.js'
+import type { ConnectionPoolUse } from './connection-pool-use.js'
 import { DIRECT_SESSION_QUERY, isDirectSession } from './direct-session.js'
 
 export interface PostgresConnectionOptions {
@@ -20,8 +21,13 @@ export interface PostgresConnectionOptions {
   onConnectionError?: (error: Error) => void
 }
 
-/** `pool`: a `pg.Pool` (typed by Kysely's structural `PostgresPool`, so that no `@types/pg` is needed). */
-export type PostgresStoreOptions = ({ connectionString: string } | { pool: PostgresPool }) & PostgresConnectionOptions & StoreTuning
+/**
+ * `pool`: a `pg.Pool` (typed by Kysely's structural `PostgresPool`, so that no `@types/pg` is needed).
+ * `poolSize`: the most connections the store's pool holds to the database (default 10, `pg`'s), each
+ * instance's budget; a statement that finds them all busy waits for one at most 2 s, then the
+ * request answers 503 with `Retry-After`.
+ */
+export type PostgresStoreOptions = ({ connectionString: string; poolSize?: number } | { pool: PostgresPool }) & PostgresConnectionOptions & StoreTuning
 
 /**
  * How long a request waits for a connection of the pool the store makes; with the read timeout,
@@ -43,7 +49,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const pool =
     'pool' in options
       ? options.pool
-      : new pg.Pool({ connectionString: options.connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS, types: textKeptAsIs(pg.types, [INT8]) })
+      : new pg.Pool({
+          connectionString: options.connectionString,
+          connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+          types: textKeptAsIs(pg.types, [INT8]),
+          ...(options.poolSize === undefined ? {} : { max: options.poolSize }),
+        })
   // Without a listener, an idle connection's error (the server ended it) ends the process.
   const onConnectionError = options.onConnectionError ?? (() => {})
   const events = pool as unknown as PoolEvents
@@ -53,8 +64,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   // reports it. Added as the client is made, not as it is lent: the server's message ending a new
   // connection can arrive in the same read as the one that completes it, before a lender's code runs.
   events.on('connect', (client) => client.on('error', () => {}))
-  const { pool: kyselyPool, read } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS)
-  return createOwningStore(new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }) }), 'postgres', options, read)
+  const { pool: kyselyPool, read, use } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS)
+  const store = await createOwningStore(new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }) }), 'postgres', options, read)
+  return Object.assign(store, { connectionPool: use })
 }
 
 /** PostgreSQL's `bigint` (the change feed's sequence numbers). */
@@ -78,6 +90,15 @@ function textKeptAsIs(parsers: TypeParsers, oids: readonly number[]): TypeParser
 
 /** `pg.Query`, as this file makes one. */
 type QueryConstructor = new (text: string, values: unknown, callback: (error: Error | undefined, result: { rows: unknown[] }) => void) => { name?: string }
+
+/** What `pg`'s pool counts of its connections (`options.max`: its size, 10 unless given). */
+interface PoolCounts {
+  totalCount?: number
+  idleCount?: number
+  waitingCount?: number
+  options?: { max?: number }
+}
+const PG_DEFAULT_POOL_SIZE = 10
 
 /** What this file needs of a `pg` pool beyond Kysely's structural type. */
 interface PoolEvents {
@@ -115,7 +136,15 @@ const END = /^\s*(commit|rollback|end|abort)\s*$/i
  * A statement outside a transaction not answered within `readTimeoutMs` fails, and its client is
  * ended (its socket destroyed): the pool then drops it rather than lend a connection that hangs.
  */
-function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: number): { pool: PostgresPool; read: ImmediateRead } {
+function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: number): { pool: PostgresPool; read: ImmediateRead; use: () => ConnectionPoolUse } {
+  const counts = pool as unknown as PoolCounts
+  const size = counts.options?.max ?? PG_DEFAULT_POOL_SIZE
+  let waits = 0
+  let timeouts = 0
+  const use = (): ConnectionPoolUse => {
+    const idle = counts.idleCount ?? 0
+    return { size, busy: (counts.totalCount ?? 0) - idle, idle, waiting: counts.waitingCount ?? 0, waits, timeouts }
+  }
   const names = new Map<string, string>()
   // `read` sends only the query shapes' reads, a recursive one (`with recursive`) among them; through
   // Kysely, a statement is known to be a read by its first word.
@@ -167,8 +196,17 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
         done(null, client)
       })
     }
-    const connecting = (pool.connect as (callback: Done<PostgresPoolClient>) => Promise<PostgresPoolClient> | undefined).call(pool, lent)
-    connecting?.then((client) => lent(null, client), lent)
+    // Every connection busy: this statement waits for one, at most the pool's connection timeout.
+    const waited = (counts.idleCount ?? 0) === 0 && (counts.totalCount ?? 0) >= size
+    if (waited) waits++
+    const given: Done<PostgresPoolClient> = (error, client) => {
+      if (!error) return lent(null, client)
+      const busy = waited ? poolBusyError(error, size) : null
+      if (busy !== null) timeouts++
+      lent(busy ?? asStoreError(error))
+    }
+    const connecting = (pool.connect as (callback: Done<PostgresPoolClient>) => Promise<PostgresPoolClient> | undefined).call(pool, given)
+    connecting?.then((client) => given(null, client), given)
   }
   const connect = () =>
     new Promise<PostgresPoolClient>((resolve, reject) => connectWith((error, client) => (error ? reject(asStoreError(error)) : resolve(client!))))
@@ -198,7 +236,7 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
         })
       }),
     )
-  return { pool: overriding(pool, 'connect', async () => storeClient(await connect())), read }
+  return { pool: overriding(pool, 'connect', async () => storeClient(await connect())), read, use }
 }
 
 export interface PgliteStoreOptions extends StoreTuning {

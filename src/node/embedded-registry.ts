@@ -28,6 +28,11 @@ export interface EmbeddedRegistryOptions {
   data: string
   /** A database in place of the SQLite file: `postgres://…`, `pglite:…` or a SQLite path. */
   database?: string
+  /**
+   * The most connections to a PostgreSQL `database` (default 10): a request that finds them all
+   * busy waits at most 2 s for one, then answers 503 with `Retry-After`.
+   */
+  poolSize?: number
   /** Rendition bytes in place of `<data>/blobs`: a directory, or `s3://bucket/prefix`. */
   blobs?: string
   /** Import the bundled demo data when the store is empty. */
@@ -100,6 +105,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     {
       data: options.data,
       ...(options.database ? { database: options.database } : {}),
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
       ...(options.blobs ? { blobs: options.blobs } : {}),
     },
     { searchInDatabase },
@@ -168,6 +174,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
       return head === null ? 0 : decodeChangeId(head)
     },
     searchLag,
+    ...(data.store.connectionPool ? { storePool: data.store.connectionPool } : {}),
   })
   const readiness = createReadiness(
     [storeCheck(data.store), blobsCheck(data.blobs), ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), SEARCH_BUILT_WITHIN)] : [])],
