@@ -81,7 +81,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   }
 }
 
-export async function postgresIds(): Promise<[number, number]> {
+async function postgresIds(): Promise<[number, number]> {
   const { stdout } = await run('id', ['-u', 'postgres'])
   const { stdout: group } = await run('id', ['-g', 'postgres'])
   return [Number(stdout.trim()), Number(group.trim())]
