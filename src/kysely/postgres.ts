@@ -121,8 +121,8 @@ const END = /^\s*(commit|rollback|end|abort)\s*$/i
  * read (every query shape's, and any `select`) goes as a named statement: PostgreSQL parses and
  * plans an unnamed statement on every call, and a named one once a session (which doubles the rate
  * of a page query, measured with pgbench; through `serve`, unnamed, a get cost the server 60 us of
- * CPU more and a list page 130, bench/README.md). Kysely sends every query unnamed; with the query shapes
- * compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named. Through a
+ * CPU more and a list page 130, bench/README.md). Kysely sends every query unnamed; with the query
+ * shapes compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named. Through a
  * transaction pooler (PgBouncer before 1.21, RDS Proxy, Supavisor) every statement goes unnamed:
  * a name prepared in a session the pooler then lends to another client fails there ("already
  * exists", "does not exist"), or runs another process's statement of the same name. Detected
@@ -148,18 +148,18 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
   const names = new Map<string, string>()
   // `read` sends only the query shapes' reads, a recursive one (`with recursive`) among them; through
   // Kysely, a statement is known to be a read by its first word.
-  const nameOf = (text: string, nameable: boolean): string | undefined => {
+  const nameOf = (text: string, isRead: boolean): string | undefined => {
     let name = names.get(text)
-    if (name === undefined && names.size < MAX_NAMED_READS && nameable) {
+    if (name === undefined && names.size < MAX_NAMED_READS && isRead) {
       name = `entity_registry_${names.size}`
       names.set(text, name)
     }
     return name
   }
   type Done<Result> = (error: unknown, result?: Result) => void
-  /** Sends a statement; `done` is called once, with the first of its answer and the timeout. */
-  /** The connections known to be their session's own: those may name reads. */
+  /** Whether each connection's session is its own (`isDirectSession`): only those name reads. */
   const direct = new WeakMap<PostgresPoolClient, boolean>()
+  /** Sends a statement; `done` is called once, with the first of its answer and the timeout. */
   const send = (client: PostgresPoolClient, text: string, values: unknown, timed: boolean, isRead: boolean, done: Done<{ rows: unknown[] }>) => {
     const name = direct.get(client) === true ? nameOf(text, isRead) : undefined
     let answered = false
