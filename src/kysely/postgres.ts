@@ -120,8 +120,8 @@ const END = /^\s*(commit|rollback|end|abort)\s*$/i
  * On a connection whose session is its own (`isDirectSession`, checked once a connection), each
  * read (every query shape's, and any `select`) goes as a named statement: PostgreSQL parses and
  * plans an unnamed statement on every call, and a named one once a session (which doubles the rate
- * of a page query, measured with pgbench; through `serve`, unnamed, a get cost the server 60 us of
- * CPU more and a list page 130, bench/README.md). Kysely sends every query unnamed; with the query
+ * of a page query, measured with pgbench; through `serve`, unnamed, a get cost the server 40 to 60
+ * us of CPU more and a list page 130 to 150, bench/README.md). Kysely sends every query unnamed; with the query
  * shapes compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named. Through a
  * transaction pooler (PgBouncer before 1.21, RDS Proxy, Supavisor) every statement goes unnamed:
  * a name prepared in a session the pooler then lends to another client fails there ("already
