@@ -53,8 +53,11 @@ describe.skipIf(skipReason !== null)(`PostgreSQL sessions, directly and through 
     const shared = await startPgBouncer({ poolSize: 3 })
     const schema = await shared.freshSchema()
     const role = new URL(schema.url).username
-    const stores = await Promise.all(Array.from({ length: 8 }, () => createPostgresStore({ connectionString: schema.url })))
+    const stores: KyselyStore[] = []
     try {
+      const opened = await Promise.allSettled(Array.from({ length: 8 }, () => createPostgresStore({ connectionString: schema.url })))
+      for (const result of opened) if (result.status === 'fulfilled') stores.push(result.value)
+      expect(opened.map((result) => (result.status === 'rejected' ? String(result.reason) : result.status))).toEqual(Array.from({ length: 8 }, () => 'fulfilled'))
       const { rows } = await sql<{ count: string }>`select count(*) from pg_locks l join pg_stat_activity a on a.pid = l.pid
         where l.locktype = 'advisory' and a.usename = ${role}`.execute(stores[0]!.db)
       expect(Number(rows[0]!.count)).toBe(0)
