@@ -19,6 +19,10 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
   --blobs URL       where rendition bytes live instead of DIR/blobs: a directory, or
                     s3://bucket/prefix on S3-compatible storage (settings from AWS_REGION,
                     AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, and the AWS credentials variables)
+  --pool-size N     with a postgres:// --database: the most connections this process opens to it
+                    (default 10); a request that finds them all busy waits up to 2 s for one, then
+                    answers 503 with Retry-After. Works through a transaction pooler (PgBouncer,
+                    RDS Proxy, Supavisor) as directly.
   -h, --help        this help`
 
 const PROGRESS_HELP = `  --progress F      line (default): one line on stderr when it is a terminal, redrawn: count, rate,
@@ -165,6 +169,7 @@ const DATA_OPTIONS = {
   data: { type: 'string', default: './data' },
   database: { type: 'string' },
   blobs: { type: 'string' },
+  'pool-size': { type: 'string' },
 } satisfies Options
 
 const SERVE_OPTIONS = {
@@ -369,10 +374,11 @@ function parse<T extends Options>(command: string, args: string[], options: T) {
   }
 }
 
-function dataOptions(values: { data: string; database?: string | undefined; blobs?: string | undefined }): DataOptions {
+function dataOptions(values: { data: string; database?: string | undefined; blobs?: string | undefined; 'pool-size'?: string | undefined }): DataOptions {
   return {
     data: values.data,
     ...(values.database === undefined ? {} : { database: database(values.database) }),
+    ...(values['pool-size'] === undefined ? {} : { poolSize: poolSize(values['pool-size']) }),
     ...(values.blobs === undefined ? {} : { blobs: blobs(values.blobs) }),
   }
 }
@@ -437,6 +443,12 @@ function embedder(value: string): string {
 function wholeNumber(value: string, option: string): number {
   if (!/^\d+$/.test(value)) throw new UsageError(`${option} takes a whole number, not "${value}"`)
   return Number(value)
+}
+
+function poolSize(value: string): number {
+  const number = /^\d+$/.test(value) ? Number(value) : 0
+  if (number < 1) throw new UsageError(`--pool-size takes a whole number of connections, 1 or more, not "${value}"`)
+  return number
 }
 
 function batchSize(value: string): number {

@@ -1,3 +1,4 @@
+import type { ConnectionPoolUse } from './connection-pool-use.js'
 import { sql, type Compilable, type ExpressionBuilder, type Kysely } from 'kysely'
 import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
 import type { StoredEntity } from '../contract/entity.js'
@@ -57,6 +58,8 @@ export interface KyselyStore extends RegistryStore {
    * was just written, at once (the shared search index's indexer, which writes beside it).
    */
   primary: KyselyStore
+  /** How its connection pool is used now (a PostgreSQL store's; the others have no pool). */
+  connectionPool?: () => ConnectionPoolUse
 }
 
 /** How reads run outside Kysely where the connection allows (`ImmediateRead`): on `db`, and on `readDb` when there is one. */

@@ -136,30 +136,40 @@ const RENDER_BATCH = 1000
 
 /** Brings the schema up to date; runs on every open. */
 export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialect): Promise<void> {
-  const provider = { getMigrations: async () => migrations(dialect) }
-  if (dialect.name === 'sqlite') return migrateWith(new Migrator({ db, provider }))
-  // Kysely looks for its migration tables in every schema unless told which: another schema's
-  // tables (another app's, or another registry's) would stop it creating this schema's own.
-  const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]!.schema
-  // One transaction, under a lock of the transaction's: Kysely's own migration lock is a session's,
-  // which a transaction pooler (PgBouncer) hands to whichever client comes next, and it is taken
-  // after the migration tables are made (two processes opening at once made them twice).
-  await db.transaction().execute(async (transaction) => {
-    await sql`select pg_advisory_xact_lock(hashtext('entity_registry_migrations'), hashtext(current_schema()))`.execute(transaction)
-    await migrateWith(new Migrator({ db: withLockHeld(withIntrospectionOf(transaction, schema)), provider, migrationTableSchema: schema }))
+  const provided = migrations(dialect)
+  const migrate = async (db: Kysely<any>, schema: string | undefined) => {
+    const migrator = new Migrator({
+      db: schema === undefined ? db : withIntrospectionOf(db, schema),
+      provider: { getMigrations: async () => provided },
+      ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+    })
+    const { error } = await migrator.migrateToLatest()
+    if (error !== undefined) throw error
+  }
+  if (dialect.name !== 'postgres') return migrate(db, undefined)
+  // On PostgreSQL, in one transaction of this store's, under a lock that ends with it. Kysely's
+  // migrator would take a session advisory lock on a connection, then run its transaction: through
+  // a transaction pooler (PgBouncer, RDS Proxy, Supavisor) the lock stays with a server session the
+  // pooler lends on, and the next instance to start waits on it until that session ends.
+  // The lock first, before the migrator makes its tables: two stores opening at once on a new
+  // schema would otherwise both create them, and the second's error would end its transaction.
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${sql.lit(KYSELY_MIGRATION_LOCK)}::bigint)`.execute(trx)
+    // Kysely looks for its migration tables in every schema unless told which: another schema's
+    // tables (another app's, or another registry's) would stop it creating this schema's own.
+    const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(trx)).rows[0]?.schema
+    await migrate(withMigrationLockHeld(trx), schema)
   })
 }
 
-async function migrateWith(migrator: Migrator): Promise<void> {
-  const { error } = await migrator.migrateToLatest()
-  if (error !== undefined) throw error
-}
+/** Kysely's key for its PostgreSQL migration lock: the same key, so that a migrator of an older version waits for this one and the other way round. */
+const KYSELY_MIGRATION_LOCK = '3853314791062309107'
 
-/** `transaction`, to a Migrator that would take and release its own lock: the lock is held already. */
-function withLockHeld(transaction: Kysely<any>): Kysely<any> {
-  const executor = transaction.getExecutor()
+/** `trx`, which holds the migration lock until it ends: the migrator takes and lets go of none of its own. */
+function withMigrationLockHeld(trx: Kysely<any>): Kysely<any> {
+  const executor = trx.getExecutor()
   const adapter = overriding(overriding(executor.adapter, 'acquireMigrationLock', async () => {}), 'releaseMigrationLock', async () => {})
-  return overriding(transaction, 'getExecutor', () => overriding(executor, 'adapter', adapter))
+  return overriding(trx, 'getExecutor', () => overriding(executor, 'adapter', adapter))
 }
 
 /**

@@ -19,6 +19,8 @@ export interface OpenStoreOptions {
   pgliteExtensions?: Record<string, unknown>
   /** A PostgreSQL database's streaming replica, `postgres://…`, which the reads go to (`PostgresStoreOptions.readFrom`). */
   readFrom?: string
+  /** The most connections to each PostgreSQL database (`createPostgresStore`'s `poolSize`). */
+  poolSize?: number
 }
 
 /**
@@ -26,12 +28,18 @@ export interface OpenStoreOptions {
  * a directory (`pglite://path` or `pglite:path`; in memory when empty); else a SQLite file path. Any
  * other `scheme://` is refused (`mysql://…` must not become a SQLite file of that name).
  */
-export function openStore(location: string, { pgliteExtensions, readFrom }: OpenStoreOptions = {}): Promise<KyselyStore> {
+export function openStore(location: string, { pgliteExtensions, readFrom, poolSize }: OpenStoreOptions = {}): Promise<KyselyStore> {
   const kind = storeKindOf(location)
   if (readFrom !== undefined && (kind !== 'postgres' || storeKindOf(readFrom) !== 'postgres')) {
     return Promise.reject(new Error('a replica to read from needs a PostgreSQL database and a postgres:// replica of it'))
   }
-  if (kind === 'postgres') return createPostgresStore({ connectionString: location, ...(readFrom === undefined ? {} : { readFrom: { connectionString: readFrom } }) })
+  if (kind === 'postgres') {
+    return createPostgresStore({
+      connectionString: location,
+      ...(readFrom === undefined ? {} : { readFrom: { connectionString: readFrom } }),
+      ...(poolSize === undefined ? {} : { poolSize }),
+    })
+  }
   if (kind === 'pglite') {
     const dataDir = location.slice(PGLITE_PREFIX.length).replace(/^\/\//, '')
     return createPgliteStore({ ...(dataDir === '' ? {} : { dataDir }), ...(pgliteExtensions ? { extensions: pgliteExtensions } : {}) })

@@ -17,3 +17,13 @@ export function asStoreError(error: unknown): unknown {
   if (isLockedOut(error)) return new DependencyUnavailableError('store', 'the database is locked by another connection', 1, { cause: error })
   return error
 }
+
+/**
+ * The store's 503 for `error`, if it ended a statement's wait for a connection of a pool whose
+ * `size` connections stayed busy (`pg`'s pool gave up at its connection timeout): a bounded wait,
+ * never a queue without end. Null for any other error (`asStoreError` answers it).
+ */
+export function poolBusyError(error: unknown, size: number): DependencyUnavailableError | null {
+  if (!(error instanceof Error) || !/^timeout exceeded when trying to connect/.test(error.message)) return null
+  return new DependencyUnavailableError('store', `all ${size} connections of the pool to the database stayed busy`, 1, { cause: error })
+}

@@ -39,6 +39,11 @@ export interface EmbeddedRegistryOptions {
   readDatabase?: string
   /** With `readDatabase`: `/ready` fails while the replica is more than this many seconds behind (default 30). */
   maxReplicaLagSeconds?: number
+  /**
+   * The most connections to a PostgreSQL `database` (default 10): a request that finds them all
+   * busy waits at most 2 s for one, then answers 503 with `Retry-After`.
+   */
+  poolSize?: number
   /** Rendition bytes in place of `<data>/blobs`: a directory, or `s3://bucket/prefix`. */
   blobs?: string
   /** Import the bundled demo data when the store is empty. */
@@ -112,6 +117,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
       data: options.data,
       ...(options.database ? { database: options.database } : {}),
       ...(options.readDatabase ? { readDatabase: options.readDatabase } : {}),
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
       ...(options.blobs ? { blobs: options.blobs } : {}),
     },
     { searchInDatabase },
@@ -156,7 +162,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
         )
     )
       .then(async (search) => {
-        await search.follow(searchInDatabase && storeKindOf(options.database ?? '') === 'postgres' ? { sharedIn: options.database!, print } : {})
+        await search.follow(searchInDatabase && storeKindOf(options.database ?? '') === 'postgres' ? { shared: true, print } : {})
         return search
       })
       .catch((error: unknown) => {
@@ -183,6 +189,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     },
     searchLag,
     ...(replicaLag ? { replicaLag } : {}),
+    ...(data.store.connectionPool ? { storePool: data.store.connectionPool } : {}),
   })
   const readiness = createReadiness(
     [

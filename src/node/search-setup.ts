@@ -24,11 +24,11 @@ export interface SearchSetup {
    */
   servedLag: Pick<Indexer, 'lag' | 'lagSeconds' | 'buildLag'>
   /**
-   * Keeps the index current from the feed in the background. `sharedIn`: the PostgreSQL database
-   * (a connection string) whose index every instance over it shares: only the instance holding its
-   * indexing lock indexes, the others search what it writes.
+   * Keeps the index current from the feed in the background. `shared`: the index is inside the
+   * store's PostgreSQL database, which every instance over it shares: only the instance holding its
+   * indexing lease indexes, the others search what it writes.
    */
-  follow(options?: { sharedIn?: string; print?: (line: string) => void }): Promise<void>
+  follow(options?: { shared?: boolean; print?: (line: string) => void }): Promise<void>
   close(): Promise<void>
 }
 
@@ -112,8 +112,8 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
     search: createSearch(store, { index, embedder, lag: () => servedLag.lag(), nicknames: await loadNicknames() }),
     indexer,
     servedLag,
-    async follow({ sharedIn, print: say = () => {} } = {}) {
-      if (sharedIn === undefined) {
+    async follow({ shared = false, print: say = () => {} } = {}) {
+      if (!shared) {
         // A short backlog is applied before the index answers (the first search would miss it);
         // over a long one (an index being built) search answers from what is indexed so far.
         if ((await indexer.lag()) <= SEARCH_BUILT_WITHIN) await indexer.catchUp().catch(() => undefined)
@@ -122,7 +122,7 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
       }
       const { followIndexingLock } = await import('../postgres-search/index.js')
       lock = await followIndexingLock({
-        connectionString: sharedIn,
+        db: store.db,
         onAcquired: () => {
           say('search index: this instance indexes the shared index (it holds the indexing lock)')
           indexer.start()
