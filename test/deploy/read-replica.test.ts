@@ -17,20 +17,11 @@ import { importNdjson } from '../../src/warehouse/import.js'
 import { adminUrlOf, startServer, type Server } from '../support/cli.js'
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js'
 import { startStreamingReplica, streamingReplicaSkipReason, type StreamingReplica } from '../support/streaming-replica.js'
+import { holdsWithin } from '../support/polling.js'
 
 const KEY = 'replica-test-key-0123456789'
 const MAX_REPLICA_LAG_S = 3
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Polls `probe` until it returns true; false if it never did within `timeoutMs`. */
-async function within(timeoutMs: number, probe: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (await probe()) return true
-    if (Date.now() > deadline) return false
-    await sleep(50)
-  }
-}
 
 interface ChangesPage {
   data: { id: string; attributes: { id: string } }[]
@@ -146,13 +137,13 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
       const page = (await (await get('/v1/entities?filter=type:person&page[limit]=100')).json()) as { data: { id: string }[] }
       expect(page.data.map((entity) => entity.id)).not.toContain(ids[0])
       // Search inside PostgreSQL: the indexer (on the primary) indexes it there, the replica's index has it not.
-      const indexedOnPrimary = await within(15_000, async () => (await sql`select 1 from ${sql.table(SEARCH_ENTITIES)} where id = ${ids[0]}`.execute(onPrimary!.db)).rows.length > 0)
+      const indexedOnPrimary = await holdsWithin(15_000, async () => (await sql`select 1 from ${sql.table(SEARCH_ENTITIES)} where id = ${ids[0]}`.execute(onPrimary!.db)).rows.length > 0)
       expect(indexedOnPrimary).toBe(true)
       expect(await searchFinds(ids[0]!)).toBe(false)
       return ids
     })
-    expect(await within(2000, async () => (await get(`/v1/entities/${id}`)).status === 200)).toBe(true)
-    expect(await within(2000, () => searchFinds(id!))).toBe(true)
+    expect(await holdsWithin(2000, async () => (await get(`/v1/entities/${id}`)).status === 200)).toBe(true)
+    expect(await holdsWithin(2000, () => searchFinds(id!))).toBe(true)
   }, 30_000)
 
   it('keeps the feed gapless across the lag: a cursor the replica has not reached answers an empty page with the cursor unchanged, then the changes in order', async () => {
@@ -200,21 +191,21 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
     })
     await replica!.caughtUp()
     const resumedAt = Date.now()
-    expect(await within(10_000, async () => (await get('/v1/entities?page[limit]=1', key)).status === 401)).toBe(true)
+    expect(await holdsWithin(10_000, async () => (await get('/v1/entities?page[limit]=1', key)).status === 401)).toBe(true)
     // The lookup cache's 5 s, with room for a busy machine.
     expect(Date.now() - resumedAt).toBeLessThan(8000)
   }, 30_000)
 
   it('reports the replica lag on /ready, and fails past --max-replica-lag while the replay is paused', async () => {
     await replica!.caughtUp()
-    expect(await within(5000, async () => (await ready()).status === 200)).toBe(true)
+    expect(await holdsWithin(5000, async () => (await ready()).status === 200)).toBe(true)
     const caughtUp = await ready()
     expect(caughtUp.body.checks.replica).toBe('ok')
     expect(caughtUp.body.replicaLag).toEqual({ seconds: 0, bytes: 0 })
     await whilePaused(async () => {
       await importOnPrimary(1)
       let last = await ready()
-      const failed = await within((MAX_REPLICA_LAG_S + 10) * 1000, async () => (last = await ready()).status === 503)
+      const failed = await holdsWithin((MAX_REPLICA_LAG_S + 10) * 1000, async () => (last = await ready()).status === 503)
       expect(failed, JSON.stringify(last.body)).toBe(true)
       expect(last.body.checks.replica).toMatch(/^the replica is [\d.]+ s behind the primary \(more than 3 s\)$/)
       expect(last.body.replicaLag!.seconds).toBeGreaterThan(MAX_REPLICA_LAG_S)
@@ -223,7 +214,7 @@ describe.skipIf(streamingReplicaSkipReason !== null)(`serve --read-database on a
       expect(Number(/^entity_registry_replica_lag_seconds ([\d.]+)$/m.exec(scraped)?.[1])).toBeGreaterThan(MAX_REPLICA_LAG_S)
       expect(Number(/^entity_registry_replica_lag_bytes (\d+)$/m.exec(scraped)?.[1])).toBeGreaterThan(0)
     })
-    expect(await within(5000, async () => (await ready()).status === 200)).toBe(true)
+    expect(await holdsWithin(5000, async () => (await ready()).status === 200)).toBe(true)
   }, 30_000)
 
   // Last: the primary is stopped, then started again.

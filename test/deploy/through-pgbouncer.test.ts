@@ -19,6 +19,7 @@ import { CLI, startServer, type Server } from '../support/cli.js'
 import { assertJsonApi, readDocument } from '../support/documents.js'
 import { pgbouncerSkipReason, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js'
 import { withPostgresClient } from '../support/postgres-client.js'
+import { within } from '../support/polling.js'
 
 const DEMO = fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url))
 const skipReason = storeDialects.find((dialect) => dialect.name === 'postgres')!.skipReason ?? pgbouncerSkipReason
@@ -35,15 +36,6 @@ function runAsync(args: string[]): Promise<{ code: number | null; err: string }>
   let err = ''
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()))
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, err })))
-}
-
-async function within(ms: number, check: () => Promise<boolean> | boolean): Promise<number> {
-  const started = Date.now()
-  while (!(await check())) {
-    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return Date.now() - started
 }
 
 const get = (server: Server, path: string, key = KEY) => fetch(`${server.url}${path}`, { headers: { Authorization: `Bearer ${key}` } })

@@ -14,6 +14,7 @@ import { freshPostgresSchema, POSTGRES_URL, storeDialects } from '../stores/each
 import { CLI, startServer, type Server } from '../support/cli.js'
 import { assertJsonApi, readDocument } from '../support/documents.js'
 import { withPostgresClient } from '../support/postgres-client.js'
+import { within } from '../support/polling.js'
 
 const DEMO = fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url))
 const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
@@ -21,16 +22,6 @@ const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
 function run(args: string[]) {
   const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 })
   return { code: result.status, out: result.stdout, err: result.stderr }
-}
-
-/** Polls `check` until it holds; how long that took. */
-async function within(ms: number, check: () => Promise<boolean> | boolean): Promise<number> {
-  const started = Date.now()
-  while (!(await check())) {
-    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return Date.now() - started
 }
 
 /** The HTTP conformance kit's cases, search included, against the server `server` gives once started. */
