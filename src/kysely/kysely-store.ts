@@ -14,6 +14,8 @@ import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type Par
 import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName } from './sql-dialect.js'
+import type { ChangeNotifier } from '../ports/change-notifier.js'
+import { combineNotifiers, createLocalNotifier, pollingNotifier } from '../live-feed/notifiers.js'
 
 /** Settings every Kysely store takes. */
 export interface StoreTuning {
@@ -44,6 +46,17 @@ export interface KyselyStore extends RegistryStore {
 }
 
 /**
+ * How the store hears of commits by other processes, for the change feed's waiting requests (its own
+ * are heard of as they commit): a notifier made over the store (given its `db` and a read of the
+ * feed's head), or null where no other process writes (PGlite, SQLite `:memory:`). Default: the
+ * feed's head read every 250 ms while a request waits.
+ */
+export type CommitWatch = ((store: { db: Kysely<RegistryDatabase>; readHead: () => Promise<string | null> }) => ChangeNotifier) | null
+
+/** How often the feed's head is read for a store that has no better way to hear of other processes' commits. */
+const HEAD_POLL_MS = 250
+
+/**
  * The store over a Kysely instance made for it alone, which it destroys if opening fails (the
  * factories for SQLite, PostgreSQL and PGlite use this); `readNow` runs its reads outside Kysely
  * where the connection allows.
@@ -53,9 +66,10 @@ export async function createOwningStore<DB>(
   dialect: DialectName,
   tuning: StoreTuning = {},
   readNow: ImmediateRead | null = null,
+  commits?: CommitWatch,
 ): Promise<KyselyStore> {
   try {
-    return await openKyselyStore({ ...tuning, db, dialect }, readNow)
+    return await openKyselyStore({ ...tuning, db, dialect }, readNow, commits)
   } catch (error) {
     await db.destroy()
     throw error
@@ -67,7 +81,7 @@ export function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Promise<
   return openKyselyStore(options, null)
 }
 
-async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: ImmediateRead | null): Promise<KyselyStore> {
+async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: ImmediateRead | null, commits?: CommitWatch): Promise<KyselyStore> {
   const db = options.db as unknown as Kysely<RegistryDatabase>
   const maxListWindow = options.listWindow ?? 10_000
   const dialect = await resolveDialect(db, options.dialect)
@@ -89,11 +103,18 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
   }
   const getEntity = (id: string) => readEntity('entity', [id], selectEntityById)
   const readFeedHead = async () => encodeHead((await shapes.execute('feed-head', [], () => feedHeadQuery(db)))[0]!.seq)
+  const local = createLocalNotifier()
+  const others = commits === null ? undefined : commits === undefined ? pollingNotifier(readFeedHead, HEAD_POLL_MS) : commits({ db, readHead: readFeedHead })
+  const changeNotifier = others === undefined ? local : combineNotifiers(local, others)
 
   return {
     db,
-    warehouse: createWarehouse(createKyselyWarehouseBackend(db, dialect)),
-    close: () => db.destroy(),
+    warehouse: createWarehouse(createKyselyWarehouseBackend(db, dialect, () => local.notify())),
+    changeNotifier,
+    async close() {
+      await changeNotifier.close?.()
+      await db.destroy()
+    },
 
     pagesCarryFeedHead: true,
 

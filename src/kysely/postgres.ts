@@ -1,9 +1,10 @@
-import { Kysely, PGliteDialect, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely'
+import { Kysely, PGliteDialect, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import { DependencyUnavailableError } from '../ports/dependency.js'
 import { overriding } from './overriding.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
 import type { ImmediateRead } from './query-shapes.js'
 import { asStoreError } from './store-errors.js'
+import { FEED_CHANNEL, postgresNotifier, type FeedNotifications, type ListenClient } from './postgres-notifications.js'
 
 export interface PostgresConnectionOptions {
   /**
@@ -17,6 +18,15 @@ export interface PostgresConnectionOptions {
    * `pg_terminate_backend`); the pool drops that connection and makes a new one when needed.
    */
   onConnectionError?: (error: Error) => void
+  /**
+   * How waiting change-feed requests hear of commits by other processes and instances (default
+   * `auto`): `listen` (`LISTEN` on one connection an instance), `poll` (the feed's head read every
+   * 250 ms: through a transaction pooler such as PgBouncer), or `auto` (`listen`, unless a
+   * notification sent after `LISTEN` does not come back, as through a transaction pooler).
+   */
+  feedNotifications?: FeedNotifications
+  /** Told when `auto` falls back to reading the feed's head. */
+  onFeedPolling?: (reason: string) => void
 }
 
 /** `pool`: a `pg.Pool` (typed by Kysely's structural `PostgresPool`, so that no `@types/pg` is needed). */
@@ -53,8 +63,31 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   // connection can arrive in the same read as the one that completes it, before a lender's code runs.
   events.on('connect', (client) => client.on('error', () => {}))
   const { pool: kyselyPool, read } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS)
-  return createOwningStore(new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }) }), 'postgres', options, read)
+  // The listening connection is the notifier's own: a given pool lends one for as long as it listens.
+  const connect = async (): Promise<ListenClient> => {
+    if ('pool' in options) {
+      const client = (await options.pool.connect()) as PostgresPoolClient & ListenEvents
+      client.on('error', () => {})
+      return Object.assign(client, { close: async () => (client as unknown as { release(destroy: boolean): void }).release(true) })
+    }
+    const client = new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS })
+    client.on('error', () => {})
+    await client.connect()
+    return Object.assign(client as unknown as ListenEvents, { query: (text: string) => client.query(text), close: () => client.end() })
+  }
+  return createOwningStore(new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }) }), 'postgres', options, read, ({ db, readHead }) =>
+    postgresNotifier({
+      mode: options.feedNotifications ?? 'auto',
+      connect,
+      notify: async (payload) => void (await sql`select pg_notify(${FEED_CHANNEL}, ${payload})`.execute(db)),
+      readHead,
+      ...(options.onFeedPolling ? { onPolling: options.onFeedPolling } : {}),
+    }),
+  )
 }
+
+/** The events of a `pg` client the listener hears. */
+type ListenEvents = Omit<ListenClient, 'close'>
 
 /** PostgreSQL's `bigint` (the change feed's sequence numbers). */
 const INT8 = 20
@@ -195,5 +228,6 @@ export async function createPgliteStore({ dataDir, extensions, ...tuning }: Pgli
       cause,
     })
   })
-  return createOwningStore(new Kysely({ dialect: new PGliteDialect({ pglite: new PGlite(dataDir, extensions ? { extensions: extensions as never } : {}) }) }), 'postgres', tuning)
+  // In process: no other process writes to it, and its own commits are heard as they are made.
+  return createOwningStore(new Kysely({ dialect: new PGliteDialect({ pglite: new PGlite(dataDir, extensions ? { extensions: extensions as never } : {}) }) }), 'postgres', tuning, null, null)
 }
