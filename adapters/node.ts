@@ -99,7 +99,10 @@ function methodAndUrl(req: IncomingMessage, { trustProxy }: NodeHandlerOptions):
 
 function clientOf(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): ClientInfo {
   const address = (trustProxy ? forwardedClient(req.headers['x-forwarded-for']) : undefined) ?? req.socket.remoteAddress
-  return address === undefined ? {} : { address }
+  // A long-poll or an event stream: the send timeout would cut a wait, or a stream between its
+  // heartbeats. node:http arms it again for the connection's next request.
+  const holdOpen = () => req.socket.setTimeout(0)
+  return address === undefined ? { holdOpen } : { address, holdOpen }
 }
 
 /** HTTP/2 pseudo-headers (":path") are not header names a `Request` has. */

@@ -73,7 +73,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     const client = new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS })
     client.on('error', () => {})
     await client.connect()
-    return Object.assign(client as unknown as ListenEvents, { query: (text: string) => client.query(text), close: () => client.end() })
+    return Object.assign(client as unknown as ListenEvents, { close: () => client.end() })
   }
   return createOwningStore(new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }) }), 'postgres', options, read, ({ db, readHead }) =>
     postgresNotifier({

@@ -25,6 +25,8 @@ export interface Metrics {
   readonly importLines: Counter<'result'>
   /** Reads the gauges' values from these, at each scrape. */
   observe(sources: MetricSources): void
+  /** Reads the change feed's waiting requests (`registry.waiting`), at each scrape. */
+  observeWaiting(read: () => { longPolls: number; streams: number }): void
 }
 
 export interface MetricsOptions {
@@ -39,6 +41,7 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
   if (processMetrics) collectDefaultMetrics({ register, prefix })
   const registers = [register]
   let sources: MetricSources = {}
+  let waiting: (() => { longPolls: number; streams: number }) | undefined
 
   /** A gauge whose value is read when scraped; one whose source fails (the store away) keeps its last value. */
   const scraped = (name: string, help: string, read: () => Promise<number | null | undefined>) =>
@@ -53,6 +56,8 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
     })
   scraped('feed_head', 'The change feed head position (sequence number of the newest change)', async () => sources.feedHead?.())
   scraped('search_index_lag_changes', 'Changes of the feed the search index has not applied yet', async () => (await sources.searchLag?.())?.changes)
+  scraped('change_feed_long_polls_waiting', 'Long-polls (waitSeconds) of the change feed waiting for a change', async () => waiting?.().longPolls)
+  scraped('change_feed_streams_open', 'Event streams (text/event-stream) of the change feed open', async () => waiting?.().streams)
   scraped('search_index_lag_seconds', 'Age of the oldest change the search index has not applied yet (0 when current)', async () => (await sources.searchLag?.())?.seconds)
 
   return {
@@ -67,6 +72,9 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
     importLines: new Counter({ name: `${prefix}import_lines_total`, help: 'Import lines by result: applied, unchanged, rejected', labelNames: ['result'], registers }),
     observe(given) {
       sources = given
+    },
+    observeWaiting(read) {
+      waiting = read
     },
   }
 }
