@@ -205,6 +205,45 @@ export const httpConformanceCases: readonly ConformanceCase[] = [
     },
   },
   {
+    name: 'holds a long-poll at the head of the feed for waitSeconds, then answers its cursor; refuses a bad waitSeconds',
+    async run(target) {
+      for (const value of ['0', '61', 'x']) {
+        await readError(target, await get(target, `/v1/entities/changes?filter=type:person&waitSeconds=${value}`), 400, 'invalid_wait', 'waitSeconds')
+      }
+      const head = await feedHeadCursor(target)
+      const started = Date.now()
+      const waited = await readDocument(target, await get(target, `/v1/entities/changes?filter=type:person&page[after]=${head}&waitSeconds=1`), 200, changesDocumentSchema)
+      assert.deepEqual([waited.data, waited.meta.cursor], [[], head])
+      assert.ok(Date.now() - started >= 900, `held for ${Date.now() - started} ms of the 1 s asked`)
+    },
+  },
+  {
+    name: 'streams the change feed as server-sent events, each change once and in order, from Last-Event-ID',
+    async run(target) {
+      const page = await readDocument(target, await get(target, '/v1/entities/changes?filter=type:person&page[limit]=5'), 200, changesDocumentSchema)
+      const abort = new AbortController()
+      // Last-Event-ID wins over page[after].
+      const response = await get(target, `/v1/entities/changes?filter=type:person&page[after]=${page.data[3]!.id}`, {
+        headers: { Accept: 'text/event-stream', 'Last-Event-ID': page.data[0]!.id },
+        signal: abort.signal,
+      })
+      try {
+        assert.equal(response.status, 200)
+        assert.equal(response.headers.get('content-type'), 'text/event-stream')
+        assert.equal(response.headers.get('access-control-allow-origin'), '*')
+        const events = await readEventBlocks(response.body!, 4)
+        assert.deepEqual(
+          events.map((event) => [event.event, event.id]),
+          page.data.slice(1, 5).map((change) => ['change', change.id]),
+        )
+        assert.deepEqual(events.map((event) => (JSON.parse(event.data) as { id: string }).id), page.data.slice(1, 5).map((change) => change.id))
+      } finally {
+        abort.abort()
+      }
+      await readError(target, await get(target, '/v1/entities/changes?filter=type:person', { headers: { Accept: 'text/event-stream', 'Last-Event-ID': 'not-a-change' } }), 400, 'invalid_pagination')
+    },
+  },
+  {
     name: 'searches, or says search is switched off with 404',
     async run(target) {
       const response = await get(target, '/v1/search?q=senator%20arkansas')
@@ -282,3 +321,42 @@ export const httpConformanceCases: readonly ConformanceCase[] = [
     },
   },
 ]
+
+/** The feed's head as a person filter's cursor reaches it: the cursor of the last page. */
+async function feedHeadCursor(target: ConformanceTarget): Promise<string> {
+  let next: string | undefined = '/v1/entities/changes?filter=type:person'
+  let cursor = ''
+  while (next !== undefined) {
+    const document: z.infer<typeof changesDocumentSchema> = await readDocument(target, await get(target, next), 200, changesDocumentSchema)
+    cursor = document.meta.cursor!
+    next = document.links.next
+  }
+  return cursor
+}
+
+/** The first `count` events of a server-sent event stream (comments skipped), each its fields. */
+async function readEventBlocks(body: ReadableStream<Uint8Array>, count: number): Promise<{ event: string; id: string; data: string }[]> {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  const events: { event: string; id: string; data: string }[] = []
+  let buffered = ''
+  const deadline = Date.now() + 20_000
+  try {
+    while (events.length < count && Date.now() < deadline) {
+      const { value, done } = await reader.read()
+      if (done) break
+      buffered += decoder.decode(value, { stream: true })
+      let end: number
+      while ((end = buffered.indexOf('\n\n')) >= 0 && events.length < count) {
+        const lines = buffered.slice(0, end).split('\n').filter((line) => !line.startsWith(':'))
+        buffered = buffered.slice(end + 2)
+        if (lines.length === 0) continue
+        const field = (name: string) => lines.find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2) ?? ''
+        events.push({ event: field('event'), id: field('id'), data: field('data') })
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {})
+  }
+  return events
+}
