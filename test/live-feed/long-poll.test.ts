@@ -2,6 +2,7 @@ import { expect, it } from 'vitest'
 import { changesDocumentSchema } from '../../src/contract/schemas.js'
 import { describeEachStore, storeDialects, useStore } from '../stores/each-store.js'
 import { testRegistry } from '../support/demo.js'
+import { createRegistry } from '../../src/registry.js'
 import { expectError, readDocument } from '../support/documents.js'
 import { readEvents, takeEvents } from './support.js'
 
@@ -116,6 +117,21 @@ describeEachStore(storeDialects.filter((dialect) => dialect.name === 'memory'), 
     await expectError(refused, 503, 'too_many_waiting')
     await store().warehouse.upsert({ id: 'ada', type: 'person', name: 'Ada' })
     expect((await Promise.all(waiting)).map((answer) => answer.status)).toEqual([200, 200])
+  })
+
+  it("ends the open streams of a key that is no longer valid (revoked, expired), within seconds", async () => {
+    await store().warehouse.upsert({ id: 'seed1', type: 'person', name: 'Seed' })
+    let valid = true
+    const registry = createRegistry({ store: store(), auth: { authenticate: () => (valid ? { id: 'k1' } : null) } })
+    const stream = await registry.fetch(new Request(`http://registry.test${PERSONS}`, { headers: { Accept: 'text/event-stream' } }))
+    const ended = stream.text()
+    await expect.poll(() => registry.waiting().streams).toBe(1)
+    const started = performance.now()
+    valid = false
+    await ended
+    // Keys are checked every second, one check a key whatever its streams.
+    expect(performance.now() - started).toBeLessThan(5000)
+    expect(registry.waiting().streams).toBe(0)
   })
 
   it('reads the feed once a wake for all the waiters of one filter, not once a waiter', async () => {
