@@ -93,6 +93,7 @@ export function createClient(options: ClientOptions): RegistryClient {
           // The feed needs a filter: `-type:""` matches every change.
           ...pageParameters({ ...changesOptions, filter: changesOptions.filter ?? '-type:""' }),
           filterScope: changesOptions.filterScope,
+          waitSeconds: changesOptions.waitSeconds === undefined ? undefined : String(changesOptions.waitSeconds),
         }),
         changesOptions.signal,
       ),

@@ -19,8 +19,13 @@ export interface MirrorOptions {
   }
   /** Stop once caught up with the feed, instead of polling for more. */
   once?: boolean
-  /** Between polls of the feed once caught up (default 2 s). */
+  /** Between polls of the feed once caught up (default 2 s); not used when `live`. */
   pollIntervalMs?: number
+  /**
+   * Once caught up, long-poll the feed (`waitSeconds=30`): a change is applied as soon as the server
+   * sees it commit, without a request every `pollIntervalMs`.
+   */
+  live?: boolean
   /** Stops the mirror; the promise then rejects with the signal's reason. */
   signal?: AbortSignal
 }

@@ -3,6 +3,9 @@ import type { RegistryClient } from './registry-client.js'
 import { sleep } from './retry.js'
 import type { EntityChange, EntityResource } from './types.js'
 
+/** How long a live mirror's request waits at the head of the feed. */
+const LIVE_WAIT_SECONDS = 30
+
 /** `-type:""` is the filter that matches every entity (no entity has an empty type). */
 const EVERYTHING = '-type:""'
 
@@ -38,9 +41,11 @@ export async function mirror(client: RegistryClient, options: MirrorOptions): Pr
     if (state.phase === 'backfill') await save({ filter, phase: 'follow', cursor: head })
   }
 
+  // Caught up and live: the last page's request waits for the next change (the server answers it then).
+  const wait = options.live && !options.once ? { waitSeconds: LIVE_WAIT_SECONDS } : {}
   for (;;) {
     const cursor = state.phase === 'follow' ? state.cursor : null
-    for await (const page of client.changePages({ filter, after: cursor, filterScope: 'either', ...(signal ? { signal } : {}) })) {
+    for await (const page of client.changePages({ filter, after: cursor, filterScope: 'either', ...wait, ...(signal ? { signal } : {}) })) {
       for (const change of page.data) {
         if (staysInSubset(change)) await options.onUpsert(entityOf(change))
         else await options.onRemove(change.relationships.entity.data.id)
@@ -48,7 +53,8 @@ export async function mirror(client: RegistryClient, options: MirrorOptions): Pr
       await save({ filter, phase: 'follow', cursor: page.cursor ?? cursor })
     }
     if (options.once) return { checkpoint: state }
-    await sleep(options.pollIntervalMs ?? 2000, signal)
+    if (options.live) signal?.throwIfAborted()
+    else await sleep(options.pollIntervalMs ?? 2000, signal)
   }
 }
 

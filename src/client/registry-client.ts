@@ -18,6 +18,11 @@ export interface ChangesOptions extends ListOptions {
    * each change says in `meta.matchesFilter` whether the entity is in the subset afterwards.
    */
   filterScope?: 'after' | 'either'
+  /**
+   * Long-poll (1 to 60): a request whose page holds no matching change is held by the server until
+   * one commits or this many seconds pass.
+   */
+  waitSeconds?: number
 }
 
 export interface DownloadOptions {
