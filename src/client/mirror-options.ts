@@ -22,8 +22,9 @@ export interface MirrorOptions {
   /** Between polls of the feed once caught up (default 2 s); not used when `live`. */
   pollIntervalMs?: number
   /**
-   * Once caught up, long-poll the feed (`waitSeconds=30`): a change is applied as soon as the server
-   * sees it commit, without a request every `pollIntervalMs`.
+   * Once caught up, follow the feed's event stream (`watchChanges`): each change is applied as soon
+   * as it commits, on any instance, with no request every `pollIntervalMs`; the checkpoint is saved
+   * at each position the stream reaches.
    */
   live?: boolean
   /** Stops the mirror; the promise then rejects with the signal's reason. */

@@ -8,6 +8,7 @@ import {
   facetsDocumentSchema,
   searchDocumentSchema,
 } from '../contract/schemas.js'
+import { readServerSentEvents, type ServerSentEvent } from '../client/server-sent-events.js'
 
 /**
  * The HTTP conformance suite: what any deployment of the registry answers, whatever runs it (Node,
@@ -334,29 +335,13 @@ async function feedHeadCursor(target: ConformanceTarget): Promise<string> {
   return cursor
 }
 
-/** The first `count` events of a server-sent event stream (comments skipped), each its fields. */
-async function readEventBlocks(body: ReadableStream<Uint8Array>, count: number): Promise<{ event: string; id: string; data: string }[]> {
-  const reader = body.getReader()
-  const decoder = new TextDecoder()
-  const events: { event: string; id: string; data: string }[] = []
-  let buffered = ''
+/** The first `count` events of a server-sent event stream, within 20 s; the stream is then cancelled. */
+async function readEventBlocks(body: ReadableStream<Uint8Array>, count: number): Promise<ServerSentEvent[]> {
+  const events: ServerSentEvent[] = []
   const deadline = Date.now() + 20_000
-  try {
-    while (events.length < count && Date.now() < deadline) {
-      const { value, done } = await reader.read()
-      if (done) break
-      buffered += decoder.decode(value, { stream: true })
-      let end: number
-      while ((end = buffered.indexOf('\n\n')) >= 0 && events.length < count) {
-        const lines = buffered.slice(0, end).split('\n').filter((line) => !line.startsWith(':'))
-        buffered = buffered.slice(end + 2)
-        if (lines.length === 0) continue
-        const field = (name: string) => lines.find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2) ?? ''
-        events.push({ event: field('event'), id: field('id'), data: field('data') })
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => {})
+  for await (const event of readServerSentEvents(body)) {
+    events.push(event)
+    if (events.length === count || Date.now() > deadline) break
   }
   return events
 }
