@@ -166,7 +166,7 @@ describe('mirror', () => {
     }
   })
 
-  it('live: applies a change as soon as it commits, following the feed'\''s event stream instead of polling it', async () => {
+  it("live: applies a change as soon as it commits, following the feed's event stream instead of polling it", async () => {
     const store = createMemoryStore()
     await store.warehouse.upsert({ id: 'p1', type: 'person', name: 'p1', jurisdiction: 'US-WA' })
     const server = await serve(createRegistry({ store, auth: createApiKeyAuthenticator({ keys: [API_KEY] }) }), { port: 0 })
