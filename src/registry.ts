@@ -17,7 +17,7 @@ import type { RequestRecord, Telemetry } from './ports/telemetry.js'
 import type { ChangeNotifier } from './ports/change-notifier.js'
 import { createFeedWaits } from './live-feed/feed-waits.js'
 import { pollingNotifier } from './live-feed/notifiers.js'
-import { createOpenStreams } from './http/change-events.js'
+import { createOpenStreams } from './live-feed/open-streams.js'
 
 export interface RegistryOptions {
   store: EntityStore

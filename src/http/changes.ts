@@ -2,17 +2,17 @@ import type { StoredChange } from '../contract/entity.js'
 import { decodeChangeId } from '../contract/change-id.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
-import type { ChangePage, ListChangesQuery } from '../ports/entity-store.js'
+import type { ChangePage } from '../ports/entity-store.js'
 import type { RequestContext } from './context.js'
 import type { Answer } from './answer.js'
 import { changeEventStream, wantsEventStream } from './change-events.js'
+import type { ChangesRequest, FilterScope } from './changes-request.js'
 import { changeTemplate } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
 import { pagedAnswer } from './responses.js'
 
-const FILTER_SCOPES = ['after', 'either'] as const
-type FilterScope = (typeof FILTER_SCOPES)[number]
+const FILTER_SCOPES = ['after', 'either'] as const satisfies readonly FilterScope[]
 
 /** `waitSeconds`: a whole number of seconds a long-poll may be held. */
 const WAIT_SECONDS = /^[1-9][0-9]?$/
@@ -20,16 +20,6 @@ export const MAX_WAIT_SECONDS = 60
 
 /** Seconds a client refused for want of room to wait is told to wait before it asks again. */
 const RETRY_AFTER_FULL_SECONDS = 2
-
-/** What a changes request reads, parsed: the store's query, and the shape requests that read alike share. */
-export interface ChangesRequest {
-  query: ListChangesQuery
-  /** The filter as written, its scope and the page size: waiters of one shape share a read of the feed. */
-  shape: string
-  scope: FilterScope
-  /** Per change, its `meta` (`filterScope=either`: whether the entity is in the subset after it). */
-  metaOf(change: StoredChange): Record<string, unknown> | undefined
-}
 
 /**
  * GET /v1/entities/changes: the filtered change feed, a bounded window of it per request.

@@ -4,7 +4,7 @@ import type { Search } from '../search/search-service.js'
 import type { Answer, RequestView } from './answer.js'
 import type { Links } from './links.js'
 import type { FeedWaits } from '../live-feed/feed-waits.js'
-import type { OpenStreams } from './change-events.js'
+import type { OpenStreams } from '../live-feed/open-streams.js'
 
 /** What every endpoint handler gets: the parsed request and the registry's services. */
 export interface RequestContext {
