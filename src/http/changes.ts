@@ -52,7 +52,7 @@ export async function listChanges(context: RequestContext): Promise<Answer> {
       throw new HttpError('too_many_waiting', 'too many requests wait for changes on this instance; retry later', undefined, { 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) })
     }
     context.holdOpen?.()
-    const waited = await waits.wait({ shape: changes.shape, query: { ...changes.query, after: page.cursor }, kind: 'long-poll', since, signal: AbortSignal.timeout(waitSeconds * 1000) })
+    const waited = await waits.wait({ shape: changes.shape, query: { ...changes.query, after: page.cursor }, kind: 'long-poll', since, timeoutMs: waitSeconds * 1000 })
     page = waited.page
     // No read a waiter: the head the wake read, or the cursor where that is further.
     feedHead = laterOf(waits.head, page.cursor)

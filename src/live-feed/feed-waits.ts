@@ -16,8 +16,10 @@ export interface WaitRequest {
   kind: WaitKind
   /** `generation` before the waiter's own read: a wake since then is not missed. */
   since: number
-  /** Ends the wait with the cursor as it stands (the time asked is up, or the client went away). */
+  /** Ends the wait with the cursor as it stands: the client went away. */
   signal?: AbortSignal
+  /** Ends the wait with the cursor as it stands after this long (a plain timer: no signal a waiter). */
+  timeoutMs?: number
   /** A stream hears of its cursor moving past changes that do not match; a long-poll waits on. */
   wakeOnCursor?: boolean
 }
@@ -169,22 +171,24 @@ export function createFeedWaits(
     },
     counts: () => ({ ...counts }),
     hasRoom: () => counts['long-poll'] + alsoWaiting() < maxWaiting,
-    wait({ shape, query, kind, since, signal, wakeOnCursor = false }: WaitRequest): Promise<WaitResult> {
+    wait({ shape, query, kind, since, signal, timeoutMs, wakeOnCursor = false }: WaitRequest): Promise<WaitResult> {
       if (closed || signal?.aborted) return Promise.resolve({ page: { changes: [], cursor: query.after, hasMore: false }, closed, since })
       return new Promise<WaitResult>((resolve) => {
         const onAbort = () => waiter.end(null, false, since)
+        const timer = timeoutMs === undefined ? undefined : setTimeout(onAbort, timeoutMs)
         const waiter: Waiter = {
           kind,
           wakeOnCursor,
           group: groupFor(shape, query),
           end(page, closed, readSince) {
+            clearTimeout(timer)
             signal?.removeEventListener('abort', onAbort)
             const asItStands = { changes: [], cursor: waiter.group.query.after, hasMore: false }
             leave(waiter)
             resolve({ page: page ?? asItStands, closed, since: readSince })
           },
         }
-        signal?.addEventListener('abort', onAbort, { once: true })
+        if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true })
         waiter.group.waiters.add(waiter)
         waiters.add(waiter)
         counts[kind]++
