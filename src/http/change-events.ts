@@ -14,6 +14,34 @@ export function wantsEventStream(accept: string | null): boolean {
 }
 
 const encoder = new TextEncoder()
+const OPENED = encoder.encode(': change feed\n\n')
+const KEEP_ALIVE = encoder.encode(': keep-alive\n\n')
+
+/**
+ * A page's events, as bytes. A read shared by many streams (every stream of a shape waiting at one
+ * cursor) hands them the same page: its events are made once for all of them, not once a stream.
+ */
+const renderedPages = new WeakMap<ChangePage, Map<string, Uint8Array>>()
+
+function eventsOf(page: ChangePage, before: string | null, changes: ChangesRequest, base: string): Uint8Array {
+  const key = `${before}\n${base}`
+  let rendered = renderedPages.get(page)
+  const made = rendered?.get(key)
+  if (made !== undefined) return made
+  let text = ''
+  for (const change of page.changes) {
+    const resource = fillResourceTemplate(changeTemplate(change, changes.metaOf(change)), base)
+    text += `event: change\nid: ${change.changeId}\ndata: ${resource}\n\n`
+  }
+  // Past changes that do not match: the position, so that a reconnect starts after them.
+  if (page.cursor !== before && page.cursor !== null && page.changes.at(-1)?.changeId !== page.cursor) {
+    text += `event: cursor\nid: ${page.cursor}\ndata: ${JSON.stringify({ cursor: page.cursor })}\n\n`
+  }
+  const bytes = encoder.encode(text)
+  if (rendered === undefined) renderedPages.set(page, (rendered = new Map()))
+  rendered.set(key, bytes)
+  return bytes
+}
 
 /**
  * The change feed as server-sent events, from `page[after]` or the `Last-Event-ID` header (which
@@ -39,8 +67,8 @@ export function changeEventStream(context: RequestContext, changes: ChangesReque
   let unread = 0
   let remove: () => void = () => {}
   let controller!: ReadableStreamDefaultController<Uint8Array>
-  const send = (text: string) => {
-    if (open) controller.enqueue(encoder.encode(text))
+  const send = (bytes: Uint8Array) => {
+    if (open) controller.enqueue(bytes)
   }
   const end = () => {
     if (!open) return
@@ -50,15 +78,10 @@ export function changeEventStream(context: RequestContext, changes: ChangesReque
     controller.close()
   }
   const sendPage = (page: ChangePage) => {
-    for (const change of page.changes) {
-      const resource = fillResourceTemplate(changeTemplate(change, changes.metaOf(change)), links.base)
-      send(`event: change\nid: ${change.changeId}\ndata: ${resource}\n\n`)
-    }
-    if (page.cursor !== cursor && page.cursor !== null && page.changes.at(-1)?.changeId !== page.cursor) {
-      send(`event: cursor\nid: ${page.cursor}\ndata: ${JSON.stringify({ cursor: page.cursor })}\n\n`)
-    }
+    send(eventsOf(page, cursor, changes, links.base))
     if (page.cursor !== null) cursor = page.cursor
   }
+
   let caughtUp = false
   /** The wakes seen as of the last read of the feed for this stream (its own, or a shared one). */
   let since = waits.generation
@@ -71,7 +94,7 @@ export function changeEventStream(context: RequestContext, changes: ChangesReque
             backlog: () => (open && (controller.desiredSize ?? 0) <= 0 ? unread : 0),
             beat() {
               unread = (controller.desiredSize ?? 0) <= 0 ? unread + 1 : 0
-              send(': keep-alive\n\n')
+              send(KEEP_ALIVE)
             },
             end,
           },
@@ -79,7 +102,7 @@ export function changeEventStream(context: RequestContext, changes: ChangesReque
           context.keyStillValid,
         )
         // A first line at once: the client (and any proxy) sees the stream open.
-        send(': change feed\n\n')
+        send(OPENED)
       },
       // One step a pull: a page read, or a wait at the head. The stream asks again while the client takes them.
       async pull() {

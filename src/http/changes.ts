@@ -45,21 +45,35 @@ export async function listChanges(context: RequestContext): Promise<Answer> {
   }
   if (wantsEventStream(request.headers.get('Accept'))) return changeEventStream(context, changes)
   const since = waits.generation
-  let page = await store.listChanges(changes.query)
-  let feedHead: string | null
+  const page = await store.listChanges(changes.query)
   if (waitSeconds !== null && page.changes.length === 0 && !page.hasMore) {
     if (!waits.hasRoom()) {
       throw new HttpError('too_many_waiting', 'too many requests wait for changes on this instance; retry later', undefined, { 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) })
     }
     context.holdOpen?.()
     const waited = await waits.wait({ shape: changes.shape, query: { ...changes.query, after: page.cursor }, kind: 'long-poll', since, timeoutMs: waitSeconds * 1000 })
-    page = waited.page
     // No read a waiter: the head the wake read, or the cursor where that is further.
-    feedHead = laterOf(waits.head, page.cursor)
-  } else {
-    feedHead = await store.feedHead()
+    return sharedChangesAnswer(context, changes, waited.page, laterOf(waits.head, waited.page.cursor), waitSeconds)
   }
-  return changesAnswer(context, changes, page, feedHead, waitSeconds)
+  return changesAnswer(context, changes, page, await store.feedHead(), waitSeconds)
+}
+
+/**
+ * The answers made of a page a wake's read gave every long-poll of a shape at one cursor: clients
+ * that ask alike (the same URL) get one answer made once, each with headers of its own.
+ */
+const answersOfPages = new WeakMap<ChangePage, Map<string, Answer>>()
+
+function sharedChangesAnswer(context: RequestContext, changes: ChangesRequest, page: ChangePage, feedHead: string | null, waitSeconds: number): Answer {
+  const key = `${context.url.href}\n${feedHead}`
+  let answers = answersOfPages.get(page)
+  let answer = answers?.get(key)
+  if (answer === undefined) {
+    answer = changesAnswer(context, changes, page, feedHead, waitSeconds)
+    if (answers === undefined) answersOfPages.set(page, (answers = new Map()))
+    answers.set(key, answer)
+  }
+  return { ...answer, headers: { ...answer.headers } }
 }
 
 function changesAnswer({ url, links }: RequestContext, changes: ChangesRequest, page: ChangePage, feedHead: string | null, waitSeconds: number | null): Answer {
