@@ -30,7 +30,7 @@ const RETRY_AFTER_FULL_SECONDS = 2
  * feed as server-sent events (change-events.ts).
  */
 export async function listChanges(context: RequestContext): Promise<Answer> {
-  const { url, links, store, changesWindow, waits, request } = context
+  const { url, store, changesWindow, waits, request } = context
   checkParameters(url, ['filter', 'page[after]', 'page[limit]', 'filterScope', 'waitSeconds'])
   const filter = parseFilterParameter(url, 'filter', { allowFreeText: false, required: true })!
   const scope = parseFilterScope(url)
@@ -44,8 +44,8 @@ export async function listChanges(context: RequestContext): Promise<Answer> {
     metaOf: (change) => (scope === 'either' ? { matchesFilter: inSubsetAfter(change, qualifiers) } : undefined),
   }
   if (wantsEventStream(request.headers.get('Accept'))) return changeEventStream(context, changes)
-  const since = waits.generation
-  const page = await store.listChanges(changes.query)
+  // Shared with identical reads in flight: a wake's long-polls ask again all at once, alike.
+  const { page, since } = await waits.read(changes.shape, changes.query)
   if (waitSeconds !== null && page.changes.length === 0 && !page.hasMore) {
     if (!waits.hasRoom()) {
       throw new HttpError('too_many_waiting', 'too many requests wait for changes on this instance; retry later', undefined, { 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) })
@@ -55,16 +55,17 @@ export async function listChanges(context: RequestContext): Promise<Answer> {
     // No read a waiter: the head the wake read, or the cursor where that is further.
     return sharedChangesAnswer(context, changes, waited.page, laterOf(waits.head, waited.page.cursor), waitSeconds)
   }
-  return changesAnswer(context, changes, page, await store.feedHead(), waitSeconds)
+  // A head read shared may have begun before the page's read: never older than the page's cursor.
+  return sharedChangesAnswer(context, changes, page, laterOf(await waits.readHead(), page.cursor), waitSeconds)
 }
 
 /**
- * The answers made of a page a wake's read gave every long-poll of a shape at one cursor: clients
- * that ask alike (the same URL) get one answer made once, each with headers of its own.
+ * The answers made of a page one read gave many requests (a wake's, or a shared read): clients that
+ * ask alike (the same URL) get one answer made once, each with headers of its own.
  */
 const answersOfPages = new WeakMap<ChangePage, Map<string, Answer>>()
 
-function sharedChangesAnswer(context: RequestContext, changes: ChangesRequest, page: ChangePage, feedHead: string | null, waitSeconds: number): Answer {
+function sharedChangesAnswer(context: RequestContext, changes: ChangesRequest, page: ChangePage, feedHead: string | null, waitSeconds: number | null): Answer {
   const key = `${context.url.href}\n${feedHead}`
   let answers = answersOfPages.get(page)
   let answer = answers?.get(key)

@@ -43,6 +43,13 @@ export interface FeedWaits {
   /** Whether one more may wait: fewer than `maxWaiting` long-polls and others (`alsoWaiting`) wait. */
   hasRoom(): boolean
   wait(request: WaitRequest): Promise<WaitResult>
+  /**
+   * A read of the feed, shared with an identical one in flight: long-polls answered by one wake ask
+   * again at once, all alike. `since`: `generation` as the read began, for the wait after it.
+   */
+  read(shape: string, query: ListChangesQuery): Promise<{ page: ChangePage; since: number }>
+  /** The feed's head, read once for the requests that ask for it at the same time. */
+  readHead(): Promise<string | null>
   /** Ends every wait (each answers its cursor, `closed`), and those begun later at once. */
   close(): void
 }
@@ -80,6 +87,8 @@ export function createFeedWaits(
   const counts: Record<WaitKind, number> = { 'long-poll': 0, stream: 0 }
   let generation = 0
   let lastHead: string | null = null
+  const reads = new Map<string, Promise<{ page: ChangePage; since: number }>>()
+  let headRead: Promise<string | null> | undefined
   let unsubscribe: (() => void) | undefined
   let closed = false
   let reading = false
@@ -197,6 +206,29 @@ export function createFeedWaits(
         // A commit between the waiter's own read and now woke nobody (or nobody watched): read now.
         if (subscribing || generation !== since) wake()
       })
+    },
+    read(shape, query) {
+      const key = keyOf(shape, query.after)
+      let read = reads.get(key)
+      if (read === undefined) {
+        const since = generation
+        read = store.listChanges(query).then((page) => ({ page, since }))
+        reads.set(key, read)
+        const forget = () => reads.delete(key)
+        read.then(forget, forget)
+      }
+      return read
+    },
+    readHead() {
+      if (headRead === undefined) {
+        const read = store.feedHead()
+        headRead = read
+        const forget = () => {
+          if (headRead === read) headRead = undefined
+        }
+        read.then(forget, forget)
+      }
+      return headRead
     },
     close() {
       closed = true

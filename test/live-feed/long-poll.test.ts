@@ -146,8 +146,8 @@ describeEachStore(storeDialects.filter((dialect) => dialect.name === 'memory'), 
     await store().warehouse.upsert({ id: 'ada', type: 'person', name: 'Ada' })
     const answers = await Promise.all(waiting)
     expect(answers.every((answer) => answer.status === 200)).toBe(true)
-    // 50 own reads before waiting, then one shared.
-    expect(before).toBe(51)
+    // Asked alike at once, their first reads were shared too; then one read for all after the commit.
+    expect(before).toBeLessThanOrEqual(3)
     expect(reads.changes - before).toBe(1)
   })
 })
