@@ -101,8 +101,10 @@ const idleHeap = await heapMb()
 const idleGets = await getLatency(5)
 const started = performance.now()
 const running = []
+/** Why clients failed to open or were cut (none expected). */
+const failures = []
 for (let index = 0; index < clients; index++) {
-  running.push((mode === 'stream' ? streamer : longPoller)(index).catch(() => {}))
+  running.push((mode === 'stream' ? streamer : longPoller)(index).catch((error) => failures.push(String(error?.cause ?? error))))
   // Opened in bursts, so that the listen backlog keeps up.
   if (index % 500 === 499) await sleep(100)
 }
@@ -160,6 +162,7 @@ rmSync(data, { recursive: true, force: true })
 const f = (value) => (Number.isFinite(value) ? value.toFixed(1) : 'none')
 console.log(`machine: ${machine()}; load average before/after: ${loadAverageAtStart} / ${loadavg().map((v) => v.toFixed(1)).join(' ')}`)
 console.log(`${mode}: ${waiting} of ${clients} waiting (opened in ${openSeconds.toFixed(1)} s)`)
+if (failures.length > 0) console.log(`${failures.length} clients failed: ${[...new Set(failures)].slice(0, 3).join('; ')}`)
 console.log(`server RSS: idle ${idleRss.toFixed(0)} MB, with them waiting ${waitingRss.toFixed(0)} MB (+${(waitingRss - idleRss).toFixed(0)} MB)`)
 console.log(`server V8 heap in use: idle ${idleHeap.used.toFixed(0)} MB, waiting ${waitingHeap.used.toFixed(0)} MB; external: ${idleHeap.external.toFixed(0)} MB, ${waitingHeap.external.toFixed(0)} MB`)
 console.log(`store queries over 10 s of waiting with nothing changing: ${idleQueries}`)
