@@ -16,12 +16,18 @@
 // (floor.mjs --links): what those bytes cost.
 // The data set is built once: under bench/.data, and with --postgres in the schema bench_http_<entities>
 // of that database (the blobs still in a directory under bench/.data); drop it to rebuild.
+// --pgbouncer (with --postgres) serves this build a second time through a PgBouncer of the bench's own in
+// transaction mode (/usr/sbin/pgbouncer, 10 server connections as the registry's pool holds), beside
+// the direct one, and prints the ratio of the two; it connects as a role of the data set's schema
+// name whose search_path is that schema (PgBouncer refuses the `options` a direct URL sets it with).
+// PgBouncer's own CPU is in neither CPU column. It refuses --write.
 // --write puts the table into bench/README.md between its "bench/http.mjs sqlite" (or "postgres") markers.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
+import { startPgBouncerServer } from '../test/support/pgbouncer-server.mjs'
 import { createPostgresStore, createSqliteStore } from '../dist/kysely/index.js'
 import { createFileBlobStore, importNdjson } from '../dist/node/index.js'
 import { applyInBatches, benchServeArgs, contractPeerArgs, DATA_DIR, floorArgs, httpSchemaOf, idOf, inSchema, KEY, machine, processCpuMicros, procStatOf, RATE_LIMIT, recordOf, ROOT as root, startServer } from './lib.mjs'
@@ -37,6 +43,7 @@ const { values: options } = parseArgs({
     baseline: { type: 'string' },
     'without-rate-limit': { type: 'boolean', default: false },
     'floor-with-links': { type: 'boolean', default: false },
+    pgbouncer: { type: 'boolean', default: false },
   },
 })
 const total = Number(options.entities)
@@ -153,6 +160,22 @@ const registryServer = (checkout, rateLimit = RATE_LIMIT) => startServer(process
 if (options.baseline !== undefined && options.write) throw new Error('--baseline adds a row to the table: it cannot --write it')
 if (options['without-rate-limit'] && options.write) throw new Error('--without-rate-limit adds a row to the table: it cannot --write it')
 if (options['floor-with-links'] && options.write) throw new Error('--floor-with-links adds a row to the table: it cannot --write it')
+if (options.pgbouncer && (options.write || postgres === undefined)) throw new Error('--pgbouncer adds a row to the table of --postgres: it needs --postgres and cannot --write it')
+const bouncer = options.pgbouncer ? await throughPgBouncer(options.postgres, httpSchemaOf(total)) : undefined
+
+/** A PgBouncer in front of `url`, and a URL through it whose sessions use `schema` (a role of its name). */
+async function throughPgBouncer(url, schema) {
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    if ((await admin.query('select 1 from pg_roles where rolname = $1', [schema])).rowCount === 0) await admin.query(`create role ${schema} login superuser`)
+    await admin.query(`alter role ${schema} set search_path = ${schema}, public`)
+  } finally {
+    await admin.end()
+  }
+  const server = await startPgBouncerServer({ upstream: url, poolSize: 10 })
+  return { server, database: server.urlAs(schema) }
+}
 const servers = {
   floor: await startServer(process.execPath, floorArgs(data, database)),
   Fastify: await startServer(process.execPath, floorArgs(data, database, '--fastify')),
@@ -161,6 +184,7 @@ const servers = {
   ...(options.baseline === undefined ? {} : { 'entity-registry, baseline': await registryServer(options.baseline) }),
   ...(options['without-rate-limit'] ? { 'entity-registry, no rate limit': await registryServer(root, '0') } : {}),
   'entity-registry': await registryServer(root),
+  ...(bouncer === undefined ? {} : { 'entity-registry, through PgBouncer': await startServer(process.execPath, benchServeArgs(root, data, ['--database', bouncer.database])) }),
 }
 try {
   const bill = await (await fetch(`${servers['entity-registry'].url}/v1/entities/hr3590111`, { headers: { Authorization: `Bearer ${KEY}` } })).json()
@@ -210,6 +234,10 @@ try {
   }
   const table = lines.join('\n')
   console.log(`\n${table}`)
+  if (bouncer !== undefined) {
+    const ratios = Object.entries(results).map(([kind, byServer]) => `${kind} ${(mean(byServer['entity-registry, through PgBouncer'], 'rate') / mean(byServer['entity-registry'], 'rate')).toFixed(2)}`)
+    console.log(`\nreq/s through PgBouncer / direct: ${ratios.join('; ')}`)
+  }
   if (options.write) {
     const readme = join(root, 'bench/README.md')
     const marker = (end) => `<!-- bench/http.mjs ${postgres === undefined ? 'sqlite' : 'postgres'} ${end} -->`
@@ -220,4 +248,5 @@ try {
   }
 } finally {
   for (const server of Object.values(servers)) server.stop()
+  await bouncer?.server.stop()
 }

@@ -18,6 +18,7 @@ const guides: DefaultTheme.SidebarItem[] = [
   { text: 'Hattip', link: '/guides/hattip' },
   { text: 'Your own store', link: '/guides/custom-store' },
   { text: 'PostgreSQL', link: '/guides/postgresql' },
+  { text: 'Managed PostgreSQL: poolers and replicas', link: '/guides/managed-postgresql' },
   { text: 'Rendition bytes on S3', link: '/guides/s3' },
   { text: 'Rate limit in Redis', link: '/guides/redis' },
   { text: 'Several instances', link: '/deploy' },

@@ -19,6 +19,10 @@ const DATA_HELP = `  --data DIR        data directory: the SQLite file registry.
   --blobs URL       where rendition bytes live instead of DIR/blobs: a directory, or
                     s3://bucket/prefix on S3-compatible storage (settings from AWS_REGION,
                     AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, and the AWS credentials variables)
+  --pool-size N     with a postgres:// --database: the most connections this process opens to it
+                    (default 10); a request that finds them all busy waits up to 2 s for one, then
+                    answers 503 with Retry-After. Works through a transaction pooler (PgBouncer,
+                    RDS Proxy, Supavisor) as directly.
   -h, --help        this help`
 
 const PROGRESS_HELP = `  --progress F      line (default): one line on stderr when it is a terminal, redrawn: count, rate,
@@ -58,6 +62,13 @@ Serves the entities as a read-only JSON:API and prints "listening on http://HOST
 
 Options:
 ${DATA_HELP}
+  --read-database URL
+                    a streaming replica of the PostgreSQL --database (postgres://…): every read
+                    goes there (pages, gets, facets, the feed, search with --search postgres, key
+                    lookups); writes, and a key the replica does not know yet, go to --database
+  --max-replica-lag S
+                    with --read-database: /ready fails while the replica is more than S seconds
+                    behind the primary (default 30)
   --port N          port to listen on, 0 to 65535; 0 picks a free one (default 8080)
   --host H          address to listen on (default 127.0.0.1)
   --api-key KEY     an accepted API key (repeatable); also ENTITY_REGISTRY_API_KEYS=k1,k2 and keys
@@ -161,10 +172,13 @@ const DATA_OPTIONS = {
   data: { type: 'string', default: './data' },
   database: { type: 'string' },
   blobs: { type: 'string' },
+  'pool-size': { type: 'string' },
 } satisfies Options
 
 const SERVE_OPTIONS = {
   ...DATA_OPTIONS,
+  'read-database': { type: 'string' },
+  'max-replica-lag': { type: 'string' },
   port: { type: 'string', default: '8080' },
   host: { type: 'string', default: '127.0.0.1' },
   'api-key': { type: 'string', multiple: true, default: [] },
@@ -225,6 +239,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
         command,
         options: {
           ...dataOptions(values),
+          ...replicaOptions(values),
           port: port(values.port),
           host: values.host,
           apiKeys: [...values['api-key'], ...environmentKeys].filter((key) => key !== ''),
@@ -364,10 +379,11 @@ function parse<T extends Options>(command: string, args: string[], options: T) {
   }
 }
 
-function dataOptions(values: { data: string; database?: string | undefined; blobs?: string | undefined }): DataOptions {
+function dataOptions(values: { data: string; database?: string | undefined; blobs?: string | undefined; 'pool-size'?: string | undefined }): DataOptions {
   return {
     data: values.data,
     ...(values.database === undefined ? {} : { database: database(values.database) }),
+    ...(values['pool-size'] === undefined ? {} : { poolSize: poolSize(values['pool-size']) }),
     ...(values.blobs === undefined ? {} : { blobs: blobs(values.blobs) }),
   }
 }
@@ -394,6 +410,21 @@ function database(value: string): string {
   return value
 }
 
+/** `--read-database` and `--max-replica-lag`: a replica of a PostgreSQL `--database`, and how far behind it may be. */
+function replicaOptions(values: { database?: string | undefined; 'read-database'?: string | undefined; 'max-replica-lag'?: string | undefined }) {
+  const replica = values['read-database']
+  const maxLag = values['max-replica-lag']
+  if (replica === undefined) {
+    if (maxLag !== undefined) throw new UsageError('--max-replica-lag bounds the lag of the replica --read-database names: give --read-database too')
+    return {}
+  }
+  if (!POSTGRES_URL.test(replica)) throw new UsageError(`--read-database takes a postgres:// or postgresql:// URL of a streaming replica, not "${replica}"`)
+  if (!POSTGRES_URL.test(values.database ?? '')) throw new UsageError('--read-database reads from a replica of the PostgreSQL database: it needs --database postgres://… (the primary)')
+  return { readDatabase: replica, ...(maxLag === undefined ? {} : { maxReplicaLagSeconds: seconds(maxLag, '--max-replica-lag') }) }
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\/./i
+
 /** `none` switches search off when serving; there is then nothing to rebuild. */
 function indexToRebuild(value: string): string {
   if (value !== 'none') return value
@@ -417,6 +448,12 @@ function embedder(value: string): string {
 function wholeNumber(value: string, option: string): number {
   if (!/^\d+$/.test(value)) throw new UsageError(`${option} takes a whole number, not "${value}"`)
   return Number(value)
+}
+
+function poolSize(value: string): number {
+  const number = /^\d+$/.test(value) ? Number(value) : 0
+  if (number < 1) throw new UsageError(`--pool-size takes a whole number of connections, 1 or more, not "${value}"`)
+  return number
 }
 
 function batchSize(value: string): number {

@@ -4,8 +4,9 @@ export {
   createPostgresStore,
   createPgliteStore,
   type PostgresStoreOptions,
+  type PostgresConnection,
   type PgliteStoreOptions,
 } from './postgres.js'
-export { openStore, storeKindOf } from './open-store.js'
+export { openStore, storeKindOf, type OpenStoreOptions } from './open-store.js'
 export type { DialectName } from './sql-dialect.js'
 export type { RegistryDatabase } from './schema.js'

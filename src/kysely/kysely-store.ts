@@ -1,8 +1,10 @@
+import type { ConnectionPoolUse } from './connection-pool-use.js'
 import { sql, type Compilable, type ExpressionBuilder, type Kysely } from 'kysely'
 import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
 import type { StoredEntity } from '../contract/entity.js'
 import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
 import type { RegistryStore } from '../ports/store.js'
+import type { Warehouse } from '../ports/warehouse.js'
 import { createWarehouse } from '../warehouse/operations.js'
 import { planFilter, windowFor } from './filter-plan.js'
 import { qualifiersToSql, seekToSql } from './gffs-to-sql.js'
@@ -13,7 +15,7 @@ import { migrateToLatest } from './migrations.js'
 import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type ParameterValue } from './query-shapes.js'
 import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn, type RegistryDatabase } from './schema.js'
-import { resolveDialect, type DialectName } from './sql-dialect.js'
+import { resolveDialect, type DialectName, type SqlDialect } from './sql-dialect.js'
 import type { ChangeNotifier } from '../ports/change-notifier.js'
 import { combineNotifiers, createLocalNotifier, pollingNotifier } from '../live-feed/notifiers.js'
 
@@ -37,60 +39,127 @@ export interface KyselyStoreOptions<DB = unknown> extends StoreTuning {
    * A SQLite connection needs `registerSqliteFunctions` first (createSqliteStore does it).
    */
   db: Kysely<DB>
+  /**
+   * A streaming replica of `db`'s database (PostgreSQL), which the reads go to: pages, gets,
+   * facets, the feed, key lookups. Writes go to `db`, and so do a key the replica does not know yet
+   * and the keys' management. Its schema comes from `db`'s by replication: only `db` is migrated.
+   * `close()` destroys it too.
+   */
+  readDb?: Kysely<DB>
   dialect: DialectName
 }
 
-/** Every store port over one SQL database; `close()` destroys `db` (the SQLite or PGlite database, the pg pool). */
+/** Every store port over one SQL database; `close()` destroys `db` (the SQLite or PGlite database, the pg pool) and `readDb`. */
 export interface KyselyStore extends RegistryStore {
+  /** The database the store writes to. */
   db: Kysely<RegistryDatabase>
+  /** The database the store reads from: a replica's (`KyselyStoreOptions.readDb`), else `db`. */
+  readDb: Kysely<RegistryDatabase>
+  /**
+   * The same store reading from `db`: itself without a replica. For a reader that must see what
+   * was just written, at once (the shared search index's indexer, which writes beside it).
+   */
+  primary: KyselyStore
+  /** How its connection pool is used now (a PostgreSQL store's; the others have no pool). */
+  connectionPool?: () => ConnectionPoolUse
+}
+
+/** How reads run outside Kysely where the connection allows (`ImmediateRead`): on `db`, and on `readDb` when there is one. */
+export interface ImmediateReads {
+  db: ImmediateRead | null
+  readDb?: ImmediateRead | null
 }
 
 /**
  * How the store hears of commits by other processes, for the change feed's waiting requests (its own
  * are heard of as they commit): a notifier made over the store (given its `db` and a read of the
- * feed's head), or null where no other process writes (PGlite, SQLite `:memory:`). Default: the
- * feed's head read every 250 ms while a request waits.
+ * feed's head on it), or null where no other process writes (PGlite, SQLite `:memory:`). Default:
+ * the feed's head read every 250 ms while a request waits.
  */
 export type CommitWatch = ((store: { db: Kysely<RegistryDatabase>; readHead: () => Promise<string | null> }) => ChangeNotifier) | null
 
-/** How often the feed's head is read for a store that has no better way to hear of other processes' commits. */
+/** How often the feed's head is read for a store that has no better way to hear of commits (and a replica's, of its replay). */
 const HEAD_POLL_MS = 250
 
 /**
- * The store over a Kysely instance made for it alone, which it destroys if opening fails (the
- * factories for SQLite, PostgreSQL and PGlite use this); `readNow` runs its reads outside Kysely
- * where the connection allows.
+ * The store over a Kysely instance made for it alone (and a replica's, `readDb`), which it
+ * destroys if opening fails (the factories for SQLite, PostgreSQL and PGlite use this).
  */
 export async function createOwningStore<DB>(
   db: Kysely<DB>,
   dialect: DialectName,
-  tuning: StoreTuning = {},
-  readNow: ImmediateRead | null = null,
+  tuning: StoreTuning & { readDb?: Kysely<DB> } = {},
+  readNow: ImmediateReads = { db: null },
   commits?: CommitWatch,
 ): Promise<KyselyStore> {
   try {
     return await openKyselyStore({ ...tuning, db, dialect }, readNow, commits)
   } catch (error) {
     await db.destroy()
+    await tuning.readDb?.destroy()
     throw error
   }
 }
 
 /** The store over a Kysely instance; brings its schema up to date first. */
 export function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Promise<KyselyStore> {
-  return openKyselyStore(options, null)
+  return openKyselyStore(options, { db: null })
 }
 
-async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: ImmediateRead | null, commits?: CommitWatch): Promise<KyselyStore> {
+async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: ImmediateReads, commits?: CommitWatch): Promise<KyselyStore> {
   const db = options.db as unknown as Kysely<RegistryDatabase>
-  const maxListWindow = options.listWindow ?? 10_000
   const dialect = await resolveDialect(db, options.dialect)
   await migrateToLatest(db, dialect)
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
-  const shapes = createQueryShapes(db, readNow)
-  const selectEntityById = (bound: ParameterValue[]) => selectServedEntities(db).where('id', '=', bound[0] as string)
-  const selectMergeEndOf = (bound: ParameterValue[]) => selectMergeEnd(db, bound[0] as string)
-  const selectMergeEndAfterHopOf = (bound: ParameterValue[]) => selectMergeEnd(db, bound[0] as string, 1)
+  const local = createLocalNotifier()
+  const warehouse = createWarehouse(createKyselyWarehouseBackend(db, dialect, () => local.notify()))
+  const primaryStore = storeOver(db, db, warehouse, dialect, options, readNow.db)
+  const others = commits === null ? undefined : commits === undefined ? pollingNotifier(primaryStore.feedHead, HEAD_POLL_MS) : commits({ db, readHead: primaryStore.feedHead })
+  const replica =
+    options.readDb === undefined ? undefined : storeOver(db, options.readDb as unknown as Kysely<RegistryDatabase>, warehouse, dialect, options, readNow.readDb ?? null)
+  // Reads from a replica see a commit only once it has replayed it: its head is read too.
+  const notifiers = [local, ...(others ? [others] : []), ...(replica ? [pollingNotifier(replica.feedHead, HEAD_POLL_MS)] : [])]
+  const changeNotifier = notifiers.length === 1 ? local : combineNotifiers(...notifiers)
+  const primary: KyselyStore = Object.assign(primaryStore, {
+    changeNotifier,
+    async close() {
+      await changeNotifier.close?.()
+      await db.destroy()
+    },
+  })
+  if (replica === undefined) return primary
+  const readDb = replica.readDb
+  const onReplica = createKyselyApiKeyStore(readDb)
+  return {
+    ...replica,
+    changeNotifier,
+    primary,
+    close: async () => {
+      await changeNotifier.close?.()
+      await readDb.destroy()
+      await db.destroy()
+    },
+    // A key is looked up on the replica; one it does not know yet (made a moment ago) on the primary
+    // before it is refused. The keys' other reads stay on the primary: what manages keys (and
+    // `listApiKeyHashes`, read to find keys made a moment ago) must see what was just written.
+    findApiKey: async (hash) => (await onReplica.findApiKey(hash)) ?? primary.findApiKey(hash),
+  }
+}
+
+/** The store writing to `db` (through `warehouse`, its write side) and reading from `reads` (a replica's database, or `db`). */
+function storeOver(
+  db: Kysely<RegistryDatabase>,
+  reads: Kysely<RegistryDatabase>,
+  warehouse: Warehouse,
+  dialect: SqlDialect,
+  options: StoreTuning,
+  readNow: ImmediateRead | null,
+): KyselyStore {
+  const maxListWindow = options.listWindow ?? 10_000
+  const shapes = createQueryShapes(reads, readNow)
+  const selectEntityById = (bound: ParameterValue[]) => selectServedEntities(reads).where('id', '=', bound[0] as string)
+  const selectMergeEndOf = (bound: ParameterValue[]) => selectMergeEnd(reads, bound[0] as string)
+  const selectMergeEndAfterHopOf = (bound: ParameterValue[]) => selectMergeEnd(reads, bound[0] as string, 1)
   // Not async: read at once, a point read makes one promise, not three (each costs a get
   // allocations the collector then spends time on; bench/README.md).
   const readEntity = (key: string, values: string[], build: (bound: ParameterValue[]) => Compilable<ServedEntityRow>): Promise<StoredEntity | null> => {
@@ -102,19 +171,16 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
     }
   }
   const getEntity = (id: string) => readEntity('entity', [id], selectEntityById)
-  const readFeedHead = async () => encodeHead((await shapes.execute('feed-head', [], () => feedHeadQuery(db)))[0]!.seq)
-  const local = createLocalNotifier()
-  const others = commits === null ? undefined : commits === undefined ? pollingNotifier(readFeedHead, HEAD_POLL_MS) : commits({ db, readHead: readFeedHead })
-  const changeNotifier = others === undefined ? local : combineNotifiers(local, others)
+  const readFeedHead = async () => encodeHead((await shapes.execute('feed-head', [], () => feedHeadQuery(reads)))[0]!.seq)
 
-  return {
+  const store: KyselyStore = {
     db,
-    warehouse: createWarehouse(createKyselyWarehouseBackend(db, dialect, () => local.notify())),
-    changeNotifier,
-    async close() {
-      await changeNotifier.close?.()
-      await db.destroy()
+    readDb: reads,
+    get primary() {
+      return store
     },
+    warehouse,
+    close: () => db.destroy(),
 
     pagesCarryFeedHead: true,
 
@@ -144,20 +210,20 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
         // The index answers exactly: a page reads only the rows it returns.
         const pageOf = (withCursor: boolean, size: number) => (bound: ParameterValue[]) => {
           const { candidates, inOrder } = filterOf(bound, withCursor)
-          return inOrder(db.selectFrom('entities').select(PAGE_COLUMNS).where(candidates)).limit(rowsAtMost(size))
+          return inOrder(reads.selectFrom('entities').select(PAGE_COLUMNS).where(candidates)).limit(rowsAtMost(size))
         }
         const joinedResources = joined ? dialect.joinedResources : null
         if (joinedResources !== null) {
           // One row: the resources joined in the database (a JS string and row object per entity
           // cost more than SQLite's reading them) with the feed head of the same snapshot.
           const [row] = await shapes.execute(`joined-page${shape}:${limit}`, values, (bound) =>
-            db
+            reads
               .selectFrom(pageOf(hasCursor, limit)(bound).as('page'))
               .select((eb) => [
                 joinedResources.as('resources'),
                 eb.fn.countAll<number | string>().as('count'),
                 eb.fn.max('id').as('last'),
-                feedHeadQuery(db).as('head'),
+                feedHeadQuery(reads).as('head'),
               ]),
           )
           // Whether a full page is the last: one index probe past it.
@@ -170,9 +236,9 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
         // statement, so of the same snapshot, and there for an empty page too. Not a column of each
         // row: the driver reads a field a row (101 of them cost `pg` 6 us of a page's 54).
         const rows = await shapes.execute(`page-with-head${shape}:${limit}`, values, (bound) =>
-          db
-            .selectNoFrom([sql<string | null>`null`.as('id'), sql<string | null>`null`.as('resource'), feedHeadQuery(db).as('head')])
-            .unionAll(db.selectFrom(pageOf(hasCursor, limit + 1)(bound).as('page')).select(['id', 'resource', sql<null>`null`.as('head')])),
+          reads
+            .selectNoFrom([sql<string | null>`null`.as('id'), sql<string | null>`null`.as('resource'), feedHeadQuery(reads).as('head')])
+            .unionAll(reads.selectFrom(pageOf(hasCursor, limit + 1)(bound).as('page')).select(['id', 'resource', sql<null>`null`.as('head')])),
         )
         // The head's row comes first from a plan that appends in order, as plans without parallel
         // workers do; with them it may come anywhere. The page's rows stay in their order either way:
@@ -183,16 +249,16 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
       }
       const [window] = await shapes.execute(`window${shape}:${plan.window}`, values, (bound) => {
         const { candidates, inOrder } = filterOf(bound, hasCursor)
-        return db
+        return reads
           .selectFrom((eb) => inOrder(eb.selectFrom('entities').select('id').where(candidates)).limit(rowsAtMost(plan.window)).as('window'))
-          .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last'), feedHeadQuery(db).as('head')])
+          .select((eb) => [eb.fn.countAll<number | string>().as('scanned'), eb.fn.max('id').as('last'), feedHeadQuery(reads).as('head')])
       })
       const feedHead = encodeHead(window!.head)
       if (window!.last === null) return { entities: [], hasMore: false, cursor: after, feedHead }
       const rows = await shapes.execute(`window-page${shape}:${limit}`, [...values, window!.last], (bound) => {
         const { candidates, inOrder, residualQualifiers, extra } = filterOf(bound, hasCursor)
         return inOrder(
-          db
+          reads
             .selectFrom('entities')
             .select(PAGE_COLUMNS)
             .where((eb) => eb.and([candidates(eb), eb('id', '<=', dialect.hiddenValue(extra[0] as string)), qualifiersToSql(residualQualifiers, dialect)])),
@@ -222,18 +288,18 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
 
     async getEntities(ids) {
       if (ids.length === 0) return []
-      return (await selectServedEntities(db).where('id', 'in', ids).execute()).map(toStoredEntity)
+      return (await selectServedEntities(reads).where('id', 'in', ids).execute()).map(toStoredEntity)
     },
 
     async listChanges({ qualifiers, after, limit, window: maxWindow, scope = 'after' }: ListChangesQuery): Promise<ChangePage> {
       // Every qualifier is checked row by row here: the window shrinks as the filter costs more.
       const window = windowFor(qualifiers, maxWindow, { passes: scope === 'either' ? 2 : 1 })
       const start = after === null ? 0 : decodeChangeId(after) ?? 0
-      const { windowEnd, head } = await scanWindow(db, start, window)
+      const { windowEnd, head } = await scanWindow(reads, start, window)
       const rows =
         windowEnd === null
           ? []
-          : await selectChanges(db)
+          : await selectChanges(reads)
               .where((eb) =>
                 eb.and([
                   eb('seq', '>', start),
@@ -257,12 +323,13 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
 
     feedHead: readFeedHead,
 
-    countFacets: (query) => countFacets(db, dialect, query, options.facetScanLimit ?? 100_000),
+    countFacets: (query) => countFacets(reads, dialect, query, options.facetScanLimit ?? 100_000),
 
     isChangeId: (id) => decodeChangeId(id) !== null,
 
     ...createKyselyApiKeyStore(db),
   }
+  return store
 }
 
 /**

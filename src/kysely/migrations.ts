@@ -137,16 +137,39 @@ const RENDER_BATCH = 1000
 /** Brings the schema up to date; runs on every open. */
 export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialect): Promise<void> {
   const provided = migrations(dialect)
-  // Kysely looks for its migration tables in every schema unless told which: another schema's
-  // tables (another app's, or another registry's) would stop it creating this schema's own.
-  const schema = dialect.name === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined
-  const migrator = new Migrator({
-    db: schema === undefined ? db : withIntrospectionOf(db, schema),
-    provider: { getMigrations: async () => provided },
-    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  const migrate = async (db: Kysely<any>, schema: string | undefined) => {
+    const migrator = new Migrator({
+      db: schema === undefined ? db : withIntrospectionOf(db, schema),
+      provider: { getMigrations: async () => provided },
+      ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+    })
+    const { error } = await migrator.migrateToLatest()
+    if (error !== undefined) throw error
+  }
+  if (dialect.name !== 'postgres') return migrate(db, undefined)
+  // On PostgreSQL, in one transaction of this store's, under a lock that ends with it. Kysely's
+  // migrator would take a session advisory lock on a connection, then run its transaction: through
+  // a transaction pooler (PgBouncer, RDS Proxy, Supavisor) the lock stays with a server session the
+  // pooler lends on, and the next instance to start waits on it until that session ends.
+  // The lock first, before the migrator makes its tables: two stores opening at once on a new
+  // schema would otherwise both create them, and the second's error would end its transaction.
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${sql.lit(KYSELY_MIGRATION_LOCK)}::bigint)`.execute(trx)
+    // Kysely looks for its migration tables in every schema unless told which: another schema's
+    // tables (another app's, or another registry's) would stop it creating this schema's own.
+    const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(trx)).rows[0]?.schema
+    await migrate(withMigrationLockHeld(trx), schema)
   })
-  const { error } = await migrator.migrateToLatest()
-  if (error !== undefined) throw error
+}
+
+/** Kysely's key for its PostgreSQL migration lock: the same key, so that a migrator of an older version waits for this one and the other way round. */
+const KYSELY_MIGRATION_LOCK = '3853314791062309107'
+
+/** `trx`, which holds the migration lock until it ends: the migrator takes and lets go of none of its own. */
+function withMigrationLockHeld(trx: Kysely<any>): Kysely<any> {
+  const executor = trx.getExecutor()
+  const adapter = overriding(overriding(executor.adapter, 'acquireMigrationLock', async () => {}), 'releaseMigrationLock', async () => {})
+  return overriding(trx, 'getExecutor', () => overriding(executor, 'adapter', adapter))
 }
 
 /**

@@ -14,15 +14,32 @@ export function storeKindOf(location: string): 'postgres' | 'pglite' | 'sqlite' 
   return OTHER_URL.test(location) ? null : 'sqlite'
 }
 
+export interface OpenStoreOptions {
+  /** What a PGlite database loads (the search index inside it needs some). */
+  pgliteExtensions?: Record<string, unknown>
+  /** A PostgreSQL database's streaming replica, `postgres://…`, which the reads go to (`PostgresStoreOptions.readFrom`). */
+  readFrom?: string
+  /** The most connections to each PostgreSQL database (`createPostgresStore`'s `poolSize`). */
+  poolSize?: number
+}
+
 /**
  * The store a database option names: a `postgres://` or `postgresql://` URL; `pglite:` followed by
  * a directory (`pglite://path` or `pglite:path`; in memory when empty); else a SQLite file path. Any
  * other `scheme://` is refused (`mysql://…` must not become a SQLite file of that name).
- * `pgliteExtensions`: what a PGlite database loads (the search index inside it needs some).
  */
-export function openStore(location: string, { pgliteExtensions }: { pgliteExtensions?: Record<string, unknown> } = {}): Promise<KyselyStore> {
+export function openStore(location: string, { pgliteExtensions, readFrom, poolSize }: OpenStoreOptions = {}): Promise<KyselyStore> {
   const kind = storeKindOf(location)
-  if (kind === 'postgres') return createPostgresStore({ connectionString: location })
+  if (readFrom !== undefined && (kind !== 'postgres' || storeKindOf(readFrom) !== 'postgres')) {
+    return Promise.reject(new Error('a replica to read from needs a PostgreSQL database and a postgres:// replica of it'))
+  }
+  if (kind === 'postgres') {
+    return createPostgresStore({
+      connectionString: location,
+      ...(readFrom === undefined ? {} : { readFrom: { connectionString: readFrom } }),
+      ...(poolSize === undefined ? {} : { poolSize }),
+    })
+  }
   if (kind === 'pglite') {
     const dataDir = location.slice(PGLITE_PREFIX.length).replace(/^\/\//, '')
     return createPgliteStore({ ...(dataDir === '' ? {} : { dataDir }), ...(pgliteExtensions ? { extensions: pgliteExtensions } : {}) })

@@ -19,3 +19,12 @@ export function isConnectionFailure(error: unknown): boolean {
   // Node's connect errors to several addresses (localhost's ::1 and 127.0.0.1) come as one AggregateError.
   return error instanceof AggregateError && error.errors.length > 0 && error.errors.every(isConnectionFailure)
 }
+
+/**
+ * Whether a hot standby cancelled the statement to replay the primary's changes (a replica the
+ * reads go to, `readFrom`): SQLSTATE 40001 "conflict with recovery". The same read may succeed
+ * when retried.
+ */
+export function isRecoveryConflict(error: unknown): boolean {
+  return error instanceof Error && (error as { code?: unknown }).code === '40001' && /conflict with recovery/.test(error.message)
+}

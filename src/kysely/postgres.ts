@@ -3,7 +3,9 @@ import { DependencyUnavailableError } from '../ports/dependency.js'
 import { overriding } from './overriding.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
 import type { ImmediateRead } from './query-shapes.js'
-import { asStoreError } from './store-errors.js'
+import { asStoreError, poolBusyError } from './store-errors.js'
+import type { ConnectionPoolUse } from './connection-pool-use.js'
+import { DIRECT_SESSION_QUERY, isDirectSession } from './direct-session.js'
 import { FEED_CHANNEL, postgresNotifier, type FeedNotifications, type ListenClient } from './postgres-notifications.js'
 
 export interface PostgresConnectionOptions {
@@ -29,8 +31,25 @@ export interface PostgresConnectionOptions {
   onFeedPolling?: (reason: string) => void
 }
 
-/** `pool`: a `pg.Pool` (typed by Kysely's structural `PostgresPool`, so that no `@types/pg` is needed). */
-export type PostgresStoreOptions = ({ connectionString: string } | { pool: PostgresPool }) & PostgresConnectionOptions & StoreTuning
+/**
+ * `pool`: a `pg.Pool` (typed by Kysely's structural `PostgresPool`, so that no `@types/pg` is needed).
+ * `poolSize`: the most connections the store's pool holds to the database (default 10, `pg`'s), each
+ * instance's budget; a statement that finds them all busy waits for one at most 2 s, then the
+ * request answers 503 with `Retry-After`.
+ */
+export type PostgresConnection = { connectionString: string; poolSize?: number } | { pool: PostgresPool }
+
+export type PostgresStoreOptions = PostgresConnection &
+  PostgresConnectionOptions &
+  StoreTuning & {
+    /**
+     * A streaming replica of the database (a hot standby), which every read goes to: pages, gets,
+     * facets, the feed, key lookups (`KyselyStoreOptions.readDb`). Writes, and a key the replica
+     * does not know yet, go to the store's connection, the primary. Its pool has the primary's
+     * `poolSize` unless given its own.
+     */
+    readFrom?: PostgresConnection
+  }
 
 /**
  * How long a request waits for a connection of the pool the store makes; with the read timeout,
@@ -49,22 +68,36 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const { default: pg } = await import('pg').catch((cause: unknown) => {
     throw new Error('createPostgresStore needs the package pg: npm install pg', { cause })
   })
-  const pool =
-    'pool' in options
-      ? options.pool
-      : new pg.Pool({ connectionString: options.connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS, types: textKeptAsIs(pg.types, [INT8]) })
-  // Without a listener, an idle connection's error (the server ended it) ends the process.
-  const onConnectionError = options.onConnectionError ?? (() => {})
-  const events = pool as unknown as PoolEvents
-  events.on('error', (error) => onConnectionError(error))
-  // A client lent out has no listener of the pool's: its connection lost between queries (or
-  // ended on a read timeout) would emit an 'error' that ends the process; its next query fails and
-  // reports it. Added as the client is made, not as it is lent: the server's message ending a new
-  // connection can arrive in the same read as the one that completes it, before a lender's code runs.
-  events.on('connect', (client) => client.on('error', () => {}))
-  const { pool: kyselyPool, read } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS)
-  // The listening connection is the notifier's own: a given pool lends one for as long as it listens.
-  const connect = async (): Promise<ListenClient> => {
+  const connect = (connection: PostgresConnection) => {
+    const pool =
+      'pool' in connection
+        ? connection.pool
+        : new pg.Pool({
+            connectionString: connection.connectionString,
+            connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+            types: textKeptAsIs(pg.types, [INT8]),
+            ...(connection.poolSize === undefined ? {} : { max: connection.poolSize }),
+          })
+    // Without a listener, an idle connection's error (the server ended it) ends the process.
+    const onConnectionError = options.onConnectionError ?? (() => {})
+    const events = pool as unknown as PoolEvents
+    events.on('error', (error) => onConnectionError(error))
+    // A client lent out has no listener of the pool's: its connection lost between queries (or
+    // ended on a read timeout) would emit an 'error' that ends the process; its next query fails and
+    // reports it. Added as the client is made, not as it is lent: the server's message ending a new
+    // connection can arrive in the same read as the one that completes it, before a lender's code runs.
+    events.on('connect', (client) => client.on('error', () => {}))
+    const { pool: kyselyPool, read, use } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS)
+    return { db: new Kysely<unknown>({ dialect: new PostgresDialect({ pool: kyselyPool }) }), read, use }
+  }
+  const primary = connect(options)
+  const { readFrom } = options
+  const primaryPoolSize = 'poolSize' in options ? options.poolSize : undefined
+  const replica =
+    readFrom && connect('connectionString' in readFrom && readFrom.poolSize === undefined && primaryPoolSize !== undefined ? { ...readFrom, poolSize: primaryPoolSize } : readFrom)
+  // The listening connection is the notifier's own (on the primary, where the writers notify): a given
+  // pool lends one for as long as it listens.
+  const listen = async (): Promise<ListenClient> => {
     if ('pool' in options) {
       const client = (await options.pool.connect()) as PostgresPoolClient & ListenEvents
       client.on('error', () => {})
@@ -75,15 +108,22 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     await client.connect()
     return Object.assign(client as unknown as ListenEvents, { close: () => client.end() })
   }
-  return createOwningStore(new Kysely({ dialect: new PostgresDialect({ pool: kyselyPool }) }), 'postgres', options, read, ({ db, readHead }) =>
-    postgresNotifier({
-      mode: options.feedNotifications ?? 'auto',
-      connect,
-      notify: async (payload) => void (await sql`select pg_notify(${FEED_CHANNEL}, ${payload})`.execute(db)),
-      readHead,
-      ...(options.onFeedPolling ? { onPolling: options.onFeedPolling } : {}),
-    }),
+  const store = await createOwningStore(
+    primary.db,
+    'postgres',
+    { ...options, ...(replica ? { readDb: replica.db } : {}) },
+    { db: primary.read, ...(replica ? { readDb: replica.read } : {}) },
+    ({ db, readHead }) =>
+      postgresNotifier({
+        mode: options.feedNotifications ?? 'auto',
+        connect: listen,
+        notify: async (payload) => void (await sql`select pg_notify(${FEED_CHANNEL}, ${payload})`.execute(db)),
+        readHead,
+        ...(options.onFeedPolling ? { onPolling: options.onFeedPolling } : {}),
+      }),
   )
+  // The pool the requests wait on: the replica's when there is one.
+  return Object.assign(store, { connectionPool: (replica ?? primary).use })
 }
 
 /** The events of a `pg` client the listener hears. */
@@ -111,6 +151,15 @@ function textKeptAsIs(parsers: TypeParsers, oids: readonly number[]): TypeParser
 /** `pg.Query`, as this file makes one. */
 type QueryConstructor = new (text: string, values: unknown, callback: (error: Error | undefined, result: { rows: unknown[] }) => void) => { name?: string }
 
+/** What `pg`'s pool counts of its connections (`options.max`: its size, 10 unless given). */
+interface PoolCounts {
+  totalCount?: number
+  idleCount?: number
+  waitingCount?: number
+  options?: { max?: number }
+}
+const PG_DEFAULT_POOL_SIZE = 10
+
 /** What this file needs of a `pg` pool beyond Kysely's structural type. */
 interface PoolEvents {
   on(event: 'error', listener: (error: Error) => void): unknown
@@ -122,16 +171,25 @@ const MAX_NAMED_READS = 256
 
 const BEGIN = /^\s*(begin|start transaction)\b/i
 const END = /^\s*(commit|rollback|end|abort)\s*$/i
+/** Schema changes and statistics, which a store runs as it opens: they wait on other sessions' locks
+ * and sample tables, and may take longer than a request's read without the database being away. */
+const MAINTENANCE = /^\s*(create|alter|drop|analyze|vacuum|do|comment)\b/i
 
 /**
  * The pool, as the store uses it: its clients name reads, bound their wait, and report a lost
  * connection as the store being unavailable; and `read`, which sends a query shape's read on a
  * connection of that pool without Kysely.
  *
- * Each read (every query shape's, and any `select`) goes as a named statement: PostgreSQL parses
- * and plans an unnamed statement on every call, and a named one once a connection (which doubles the
- * rate of a page query, measured with pgbench). Kysely sends every query unnamed; with the query
- * shapes compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named.
+ * On a connection whose session is its own (`isDirectSession`, checked once a connection), each
+ * read (every query shape's, and any `select`) goes as a named statement: PostgreSQL parses and
+ * plans an unnamed statement on every call, and a named one once a session (which doubles the rate
+ * of a page query, measured with pgbench; through `serve`, unnamed, a get cost the server 40 to 60
+ * us of CPU more and a list page 130 to 150, bench/README.md). Kysely sends every query unnamed; with the query
+ * shapes compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named. Through a
+ * transaction pooler (PgBouncer before 1.21, RDS Proxy, Supavisor) every statement goes unnamed:
+ * a name prepared in a session the pooler then lends to another client fails there ("already
+ * exists", "does not exist"), or runs another process's statement of the same name. Detected
+ * rather than configured, so that `--database` pointed at a pooler works as it is.
  *
  * Each query goes with a callback, and the promise is made here: awaiting `pg`'s own promise, ten
  * concurrent page queries kept so much alive that V8 moved it to the old generation, 20 full
@@ -140,8 +198,18 @@ const END = /^\s*(commit|rollback|end|abort)\s*$/i
  *
  * A statement outside a transaction not answered within `readTimeoutMs` fails, and its client is
  * ended (its socket destroyed): the pool then drops it rather than lend a connection that hangs.
+ * Maintenance statements are not timed (an open under load failed when its migration's table check
+ * took over 3 s).
  */
-function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: number): { pool: PostgresPool; read: ImmediateRead } {
+function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: number): { pool: PostgresPool; read: ImmediateRead; use: () => ConnectionPoolUse } {
+  const counts = pool as unknown as PoolCounts
+  const size = counts.options?.max ?? PG_DEFAULT_POOL_SIZE
+  let waits = 0
+  let timeouts = 0
+  const use = (): ConnectionPoolUse => {
+    const idle = counts.idleCount ?? 0
+    return { size, busy: (counts.totalCount ?? 0) - idle, idle, waiting: counts.waitingCount ?? 0, waits, timeouts }
+  }
   const names = new Map<string, string>()
   // `read` sends only the query shapes' reads, a recursive one (`with recursive`) among them; through
   // Kysely, a statement is known to be a read by its first word.
@@ -154,9 +222,11 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
     return name
   }
   type Done<Result> = (error: unknown, result?: Result) => void
+  /** Whether each connection's session is its own (`isDirectSession`): only those name reads. */
+  const direct = new WeakMap<PostgresPoolClient, boolean>()
   /** Sends a statement; `done` is called once, with the first of its answer and the timeout. */
   const send = (client: PostgresPoolClient, text: string, values: unknown, timed: boolean, isRead: boolean, done: Done<{ rows: unknown[] }>) => {
-    const name = nameOf(text, isRead)
+    const name = direct.get(client) === true ? nameOf(text, isRead) : undefined
     let answered = false
     const answer: Done<{ rows: unknown[] }> = (error, result) => {
       if (answered) return
@@ -179,8 +249,29 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
   }
   // `pg`'s pool takes a callback (and then makes no promise); a pool of Kysely's type answers a promise.
   const connectWith = (done: Done<PostgresPoolClient>) => {
-    const connecting = (pool.connect as (callback: Done<PostgresPoolClient>) => Promise<PostgresPoolClient> | undefined).call(pool, done)
-    connecting?.then((client) => done(null, client), done)
+    // A connection lent for the first time is asked once whether its session is its own.
+    const lent: Done<PostgresPoolClient> = (error, client) => {
+      if (error || direct.has(client!)) return done(error, client)
+      send(client!, DIRECT_SESSION_QUERY, [], true, false, (error, result) => {
+        if (error) {
+          client!.release()
+          return done(error)
+        }
+        direct.set(client!, isDirectSession(client, result!.rows[0]))
+        done(null, client)
+      })
+    }
+    // Every connection busy: this statement waits for one, at most the pool's connection timeout.
+    const waited = (counts.idleCount ?? 0) === 0 && (counts.totalCount ?? 0) >= size
+    if (waited) waits++
+    const given: Done<PostgresPoolClient> = (error, client) => {
+      if (!error) return lent(null, client)
+      const busy = waited ? poolBusyError(error, size) : null
+      if (busy !== null) timeouts++
+      lent(busy ?? asStoreError(error))
+    }
+    const connecting = (pool.connect as (callback: Done<PostgresPoolClient>) => Promise<PostgresPoolClient> | undefined).call(pool, given)
+    connecting?.then((client) => given(null, client), given)
   }
   const connect = () =>
     new Promise<PostgresPoolClient>((resolve, reject) => connectWith((error, client) => (error ? reject(asStoreError(error)) : resolve(client!))))
@@ -191,7 +282,7 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
       // A cursor (Kysely's streaming) goes as it came.
       if (typeof text !== 'string') return (client.query as (...query: unknown[]) => unknown).apply(client, query)
       if (BEGIN.test(text)) inTransaction.add(client)
-      const timed = !inTransaction.has(client)
+      const timed = !inTransaction.has(client) && !MAINTENANCE.test(text)
       if (END.test(text)) inTransaction.delete(client)
       return new Promise((resolve, reject) => send(client, text, values, timed, /^select /i.test(text), (error, result) => (error ? reject(error) : resolve(result))))
     })
@@ -210,7 +301,7 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
         })
       }),
     )
-  return { pool: overriding(pool, 'connect', async () => storeClient(await connect())), read }
+  return { pool: overriding(pool, 'connect', async () => storeClient(await connect())), read, use }
 }
 
 export interface PgliteStoreOptions extends StoreTuning {
@@ -229,5 +320,5 @@ export async function createPgliteStore({ dataDir, extensions, ...tuning }: Pgli
     })
   })
   // In process: no other process writes to it, and its own commits are heard as they are made.
-  return createOwningStore(new Kysely({ dialect: new PGliteDialect({ pglite: new PGlite(dataDir, extensions ? { extensions: extensions as never } : {}) }) }), 'postgres', tuning, null, null)
+  return createOwningStore(new Kysely({ dialect: new PGliteDialect({ pglite: new PGlite(dataDir, extensions ? { extensions: extensions as never } : {}) }) }), 'postgres', tuning, { db: null }, null)
 }

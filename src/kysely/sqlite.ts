@@ -33,7 +33,7 @@ export async function createSqliteStore({ file, ...tuning }: SqliteStoreOptions)
   const dialect = new ConnectionUseDialect({ database: withStatementCache(database) })
   // A database in memory is this connection's alone: no other process commits to it.
   const commits = file === ':memory:' || file === '' ? null : () => sqliteCommitNotifier(file, openSqliteConnection)
-  return createOwningStore(new Kysely({ dialect }), 'sqlite', tuning, dialect.readNow, commits)
+  return createOwningStore(new Kysely({ dialect }), 'sqlite', tuning, { db: dialect.readNow }, commits)
 }
 
 /**

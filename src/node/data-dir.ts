@@ -8,6 +8,10 @@ import { packageFile } from './package-files.js'
 export interface DataOptions {
   data: string
   database?: string
+  /** A streaming replica of the PostgreSQL `database`, which the store's reads go to. */
+  readDatabase?: string
+  /** The most connections to a PostgreSQL `database` (`--pool-size`; default 10). */
+  poolSize?: number
   /** Where rendition bytes live instead of DIR/blobs: a directory, or `s3://bucket/prefix`. */
   blobs?: string
 }
@@ -22,11 +26,15 @@ export interface OpenedData {
  * `searchInDatabase`: the search index lives in the store's database (a PGlite one then loads the
  * extensions it needs).
  */
-export async function openData({ data, database, blobs }: DataOptions, { searchInDatabase = false } = {}): Promise<OpenedData> {
+export async function openData({ data, database, readDatabase, poolSize, blobs }: DataOptions, { searchInDatabase = false } = {}): Promise<OpenedData> {
   const directory = resolve(data)
   await mkdir(directory, { recursive: true })
   const pgliteExtensions = searchInDatabase && database?.startsWith('pglite:') ? await (await import('../postgres-search/index.js')).pgliteSearchExtensions() : undefined
-  const store = await openStore(database ?? join(directory, 'registry.sqlite'), pgliteExtensions ? { pgliteExtensions } : {})
+  const store = await openStore(database ?? join(directory, 'registry.sqlite'), {
+    ...(pgliteExtensions ? { pgliteExtensions } : {}),
+    ...(readDatabase === undefined ? {} : { readFrom: readDatabase }),
+    ...(poolSize === undefined ? {} : { poolSize }),
+  })
   return { store, blobs: await openBlobs(blobs ?? join(directory, 'blobs')) }
 }
 

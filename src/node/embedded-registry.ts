@@ -7,7 +7,8 @@ import { createRegistry, type Registry } from '../registry.js'
 import { createAdminHandler, type AdminHandler } from '../telemetry/admin-handler.js'
 import type { Logger } from '../telemetry/logger.js'
 import { createMetrics, type Metrics } from '../telemetry/metrics.js'
-import { blobsCheck, createReadiness, SEARCH_BUILT_WITHIN, searchCheck, storeCheck } from '../telemetry/readiness.js'
+import { blobsCheck, createReadiness, replicaCheck, SEARCH_BUILT_WITHIN, searchCheck, storeCheck } from '../telemetry/readiness.js'
+import { replicaLagOf } from '../kysely/replica-lag.js'
 import { createTelemetry } from '../telemetry/telemetry.js'
 import { timedStore } from '../telemetry/timed-store.js'
 import { decodeChangeId } from '../contract/change-id.js'
@@ -20,6 +21,8 @@ import { RECORD_LIMITS } from '../warehouse/record-limits.js'
 
 /** How long after opening the search index is opened, unless a search asks for it first. */
 const SEARCH_OPEN_DELAY_MS = 500
+/** How far behind its primary a replica may be before `/ready` fails, by default. */
+const MAX_REPLICA_LAG_SECONDS = 30
 /** Where the key made for a store with none goes, as the keys from before organizations did. */
 const FIRST_KEY_ORGANIZATION = 'default'
 
@@ -28,6 +31,19 @@ export interface EmbeddedRegistryOptions {
   data: string
   /** A database in place of the SQLite file: `postgres://…`, `pglite:…` or a SQLite path. */
   database?: string
+  /**
+   * A streaming replica of the PostgreSQL `database` (`postgres://…`): every read goes there (pages,
+   * gets, facets, the feed, search inside the database, key lookups); writes (a key's last use, the
+   * search index's) and a key the replica does not know yet go to `database`.
+   */
+  readDatabase?: string
+  /** With `readDatabase`: `/ready` fails while the replica is more than this many seconds behind (default 30). */
+  maxReplicaLagSeconds?: number
+  /**
+   * The most connections to a PostgreSQL `database` (default 10): a request that finds them all
+   * busy waits at most 2 s for one, then answers 503 with `Retry-After`.
+   */
+  poolSize?: number
   /** Rendition bytes in place of `<data>/blobs`: a directory, or `s3://bucket/prefix`. */
   blobs?: string
   /** Import the bundled demo data when the store is empty. */
@@ -105,6 +121,8 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     {
       data: options.data,
       ...(options.database ? { database: options.database } : {}),
+      ...(options.readDatabase ? { readDatabase: options.readDatabase } : {}),
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
       ...(options.blobs ? { blobs: options.blobs } : {}),
     },
     { searchInDatabase },
@@ -123,7 +141,8 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     : undefined
   if (openedInDatabase && options.embedder === 'none') print('search ranks by full text and names alone (--embedder none): no vectors')
   const metrics = options.metrics === false ? undefined : createMetrics()
-  if (options.demo && (await data.store.feedHead()) === null) {
+  // On the primary: a replica behind it may not hold the entities imported yet.
+  if (options.demo && (await data.store.primary.feedHead()) === null) {
     const report = await importFile(bundledDemoFile(), data)
     metrics?.importLines.inc({ result: 'applied' }, report.applied)
     metrics?.importLines.inc({ result: 'unchanged' }, report.unchanged)
@@ -148,7 +167,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
         )
     )
       .then(async (search) => {
-        await search.follow(searchInDatabase && storeKindOf(options.database ?? '') === 'postgres' ? { sharedIn: options.database!, print } : {})
+        await search.follow(searchInDatabase && storeKindOf(options.database ?? '') === 'postgres' ? { shared: true, print } : {})
         return search
       })
       .catch((error: unknown) => {
@@ -161,22 +180,30 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   const search: PromiseLike<Search | undefined> = { then: (resolve, reject) => openSearchOnce().then((setup) => setup?.search).then(resolve, reject) }
   const rateLimit = options.rateLimit ?? 600
   const limiter = rateLimit > 0 ? await openRateLimiter(rateLimit, options.redis, { warn, ...(options.redisFailure ? { failure: options.redisFailure } : {}) }) : undefined
-  const openIndexer = async () => (searchOn ? (await openSearchOnce())?.indexer : undefined)
+  const openServedLag = async () => (searchOn ? (await openSearchOnce())?.servedLag : undefined)
   const searchLag = async () => {
     // Only once open: a scrape or a probe must not be what opens the index.
-    const indexer = opening && (await opening)?.indexer
-    return indexer ? { changes: await indexer.lag(), seconds: await indexer.lagSeconds() } : null
+    const served = opening && (await opening)?.servedLag
+    return served ? { changes: await served.lag(), seconds: await served.lagSeconds() } : null
   }
+  const replicaLag = options.readDatabase ? replicaLagOf(data.store) : undefined
   metrics?.observe({
     feedHead: async () => {
       const head = await data.store.feedHead()
       return head === null ? 0 : decodeChangeId(head)
     },
     searchLag,
+    ...(replicaLag ? { replicaLag } : {}),
+    ...(data.store.connectionPool ? { storePool: data.store.connectionPool } : {}),
   })
   const readiness = createReadiness(
-    [storeCheck(data.store), blobsCheck(data.blobs), ...(searchOn ? [searchCheck(async () => (await openIndexer())?.buildLag(), SEARCH_BUILT_WITHIN)] : [])],
-    { searchLag },
+    [
+      storeCheck(data.store),
+      blobsCheck(data.blobs),
+      ...(searchOn ? [searchCheck(async () => (await openServedLag())?.buildLag(), SEARCH_BUILT_WITHIN)] : []),
+      ...(replicaLag ? [replicaCheck(replicaLag, options.maxReplicaLagSeconds ?? MAX_REPLICA_LAG_SECONDS)] : []),
+    ],
+    { searchLag, ...(replicaLag ? { replicaLag } : {}) },
   )
   const auth = createApiKeyAuthenticator({ keys: apiKeys, store: data.store, onError: (error) => warn(`API keys: recording when keys were last used failed: ${(error as Error).message}`) })
   const registry = createRegistry({

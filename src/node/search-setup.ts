@@ -6,7 +6,7 @@ import type { BlobStore } from '../ports/blob-store.js'
 import type { SearchIndex } from '../ports/search-index.js'
 import { createEntityTexts } from '../texts/entity-texts.js'
 import { builtWorkerScript, createWorkerTextExtractor } from './text-worker.js'
-import { createIndexer, otherEmbedderOf, type Indexer, type IndexerOptions } from '../search/indexer.js'
+import { createIndexer, indexLag, otherEmbedderOf, type Indexer, type IndexerOptions } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import { loadNicknames } from './nicknames.js'
@@ -18,11 +18,17 @@ export interface SearchSetup {
   search: Search
   indexer: Indexer
   /**
-   * Keeps the index current from the feed in the background. `sharedIn`: the PostgreSQL database
-   * (a connection string) whose index every instance over it shares: only the instance holding its
-   * indexing lock indexes, the others search what it writes.
+   * How far what search serves is behind the feed it serves: the indexer's lag; over a replica, the
+   * index inside the database against the feed as the replica holds both (read there, not on the
+   * primary; an index is built once the replica holds it built).
    */
-  follow(options?: { sharedIn?: string; print?: (line: string) => void }): Promise<void>
+  servedLag: Pick<Indexer, 'lag' | 'lagSeconds' | 'buildLag'>
+  /**
+   * Keeps the index current from the feed in the background. `shared`: the index is inside the
+   * store's PostgreSQL database, which every instance over it shares: only the instance holding its
+   * indexing lease indexes, the others search what it writes.
+   */
+  follow(options?: { shared?: boolean; print?: (line: string) => void }): Promise<void>
   close(): Promise<void>
 }
 
@@ -50,7 +56,7 @@ export function embedderNamed(name = 'words'): Embedder {
 async function openIndex(store: KyselyStore, uri: string, embedder: Embedder): Promise<SearchIndex> {
   if (uri === SEARCH_IN_DATABASE) {
     const { createPostgresSearchIndex } = await import('../postgres-search/index.js')
-    return createPostgresSearchIndex({ db: store.db, dimensions: embedder.dimensions })
+    return createPostgresSearchIndex({ db: store.db, readDb: store.readDb, dimensions: embedder.dimensions })
   }
   if (embedder.dimensions === 0) throw new Error(`the embedder ${embedder.id} makes no vectors, which only the index inside PostgreSQL (--search postgres) can do without`)
   const { createLancedbSearchIndex } = await import('../lancedb/index.js')
@@ -92,18 +98,22 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
   // Run from the sources (no build), extraction runs in this thread.
   const worker = blobs && script ? createWorkerTextExtractor({ script }) : undefined
   const indexer = createIndexer({
-    store,
+    // The index inside the database is written beside the feed: its indexer reads the feed there
+    // (the primary), not from a replica behind it. A LanceDB index follows the store it answers from.
+    store: uri === SEARCH_IN_DATABASE ? store.primary : store,
     index,
     embedder,
     ...(blobs ? { texts: createEntityTexts({ blobs, ...(worker ? { extract: worker.extract } : {}), ...(warn ? { warn } : {}) }) } : {}),
     ...(onProgress ? { onProgress } : {}),
   })
+  const servedLag = uri === SEARCH_IN_DATABASE && store.readDb !== store.db ? await lagOnReplica(store) : indexer
   let lock: IndexingLock | undefined
   return {
-    search: createSearch(store, { index, embedder, lag: () => indexer.lag(), nicknames: await loadNicknames() }),
+    search: createSearch(store, { index, embedder, lag: () => servedLag.lag(), nicknames: await loadNicknames() }),
     indexer,
-    async follow({ sharedIn, print: say = () => {} } = {}) {
-      if (sharedIn === undefined) {
+    servedLag,
+    async follow({ shared = false, print: say = () => {} } = {}) {
+      if (!shared) {
         // A short backlog is applied before the index answers (the first search would miss it);
         // over a long one (an index being built) search answers from what is indexed so far.
         if ((await indexer.lag()) <= SEARCH_BUILT_WITHIN) await indexer.catchUp().catch(() => undefined)
@@ -112,7 +122,7 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
       }
       const { followIndexingLock } = await import('../postgres-search/index.js')
       lock = await followIndexingLock({
-        connectionString: sharedIn,
+        db: store.db,
         onAcquired: () => {
           say('search index: this instance indexes the shared index (it holds the indexing lock)')
           indexer.start()
@@ -133,3 +143,9 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
   }
 }
 
+/** The lag of the index inside the database as the store's replica holds it, with the feed it holds. */
+async function lagOnReplica(store: KyselyStore): Promise<SearchSetup['servedLag']> {
+  const { readIndexState } = await import('../postgres-search/postgres-search-index.js')
+  const lag = indexLag({ state: () => readIndexState(store.readDb) }, store)
+  return { ...lag, buildLag: lag.lag }
+}

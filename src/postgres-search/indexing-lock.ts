@@ -1,83 +1,103 @@
+import { sql, type Kysely } from 'kysely'
+
 /**
- * The PostgreSQL advisory lock that the one instance indexing a shared index holds: this class
- * ("ERIX" in ASCII) and the hash of the index's schema, so that registries in other schemas of the
- * same database each have an indexer of their own.
+ * The lease that the one instance indexing a shared index holds: a row of this table, in the schema
+ * of the index (`current_schema()`), so that registries in other schemas of the same database each
+ * have an indexer of their own.
  */
+const LEASE_TABLE = 'search_indexing_lease'
+/** The advisory lock (class "ERIX" in ASCII) under which the lease's table is made, by one instance at a time. */
 const INDEXING_LOCK_CLASS = 0x45524958
-/** How often an instance without the lock tries to take it, and one with it checks its connection. */
+/** How often an instance without the lease tries to take it, and the one with it renews it. */
 const CHECK_EVERY_MS = 2000
+/**
+ * How many checks a lease outlives its last renewal by: a holder that died is taken over within
+ * (LEASE_CHECKS + 1) checks, 8 s by default; one whose renewals fail for that long stops indexing.
+ */
+const LEASE_CHECKS = 3
 
 export interface IndexingLockOptions {
-  /** The database of the shared index: the lock is held on a connection of its own to it. */
-  connectionString: string
-  /** This instance took the lock: it indexes from now on. */
+  /** The store's database (its `db`): the lease is a row there, taken and renewed in one statement each. */
+  db: Kysely<any>
+  /** This instance took the lease: it indexes from now on. */
   onAcquired: () => void
-  /** This instance lost the lock (its connection broke): it must stop indexing. */
+  /** This instance lost the lease (it could not renew it in time): it must stop indexing. */
   onLost: () => void
   checkEveryMs?: number
 }
 
 export interface IndexingLock {
-  /** Whether this instance holds the lock. */
+  /** Whether this instance holds the lease. */
   held(): boolean
-  /** Lets the lock go (ending its connection), and stops trying to take it. */
+  /** Lets the lease go (the next instance takes it at its next try), and stops trying to take it. */
   close(): Promise<void>
 }
 
 /**
- * One writer, every reader: of the instances over one database, the one that holds a session-level
- * advisory lock indexes. The lock lives as long as its connection, so when that instance dies the
- * server lets it go, and another takes it at its next try, within `checkEveryMs`.
+ * One writer, every reader: of the instances over one database, the one that holds the lease row
+ * indexes. Not a session advisory lock: through a transaction pooler (PgBouncer, RDS Proxy,
+ * Supavisor) a session is not the instance's, and its lock would go to whichever client comes next.
+ * Each take and renewal is one statement (its own transaction) on the store's pool, timed by the
+ * server's clock. A holder counts the lease as lost once its last renewal (from when it was sent)
+ * is a lease's life old, before the server lets another take it; when it dies, the lease expires
+ * and another instance takes it at its next try.
  */
-export async function followIndexingLock({ connectionString, onAcquired, onLost, checkEveryMs = CHECK_EVERY_MS }: IndexingLockOptions): Promise<IndexingLock> {
-  const { default: pg } = await import('pg')
-  let client: InstanceType<typeof pg.Client> | null = null
+export async function followIndexingLock({ db, onAcquired, onLost, checkEveryMs = CHECK_EVERY_MS }: IndexingLockOptions): Promise<IndexingLock> {
+  const holder = crypto.randomUUID()
+  const leaseMs = checkEveryMs * LEASE_CHECKS
+  const lease = sql.table(LEASE_TABLE)
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${INDEXING_LOCK_CLASS}, hashtext(current_schema()))`.execute(trx)
+    await sql`create table if not exists ${lease} (name text primary key, holder text not null, expires_at timestamptz not null)`.execute(trx)
+  })
   let held = false
   let closed = false
   let timer: ReturnType<typeof setTimeout> | undefined
+  /** When the lease's life runs out unless renewed before: counted from when the last renewal was sent. */
+  let expiry: ReturnType<typeof setTimeout> | undefined
 
-  const drop = () => {
-    if (held) {
-      held = false
-      onLost()
-    }
-    void client?.end().catch(() => undefined)
-    client = null
+  const lose = () => {
+    clearTimeout(expiry)
+    if (!held) return
+    held = false
+    onLost()
   }
 
   const attempt = async () => {
+    const sent = performance.now()
     try {
-      if (client === null) {
-        const connecting = new pg.Client({ connectionString, connectionTimeoutMillis: checkEveryMs })
-        connecting.on('error', drop)
-        client = connecting
-        await connecting.connect()
-      }
-      if (held) {
-        // A connection lost without an error event would leave two instances indexing.
-        await client.query('select 1')
-      } else {
-        const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, hashtext(current_schema())) as locked', [INDEXING_LOCK_CLASS])
-        if (rows[0]?.locked === true && !closed) {
-          held = true
-          onAcquired()
-        }
+      const { rows } = await sql<{ holder: string }>`
+        insert into ${lease} as lease (name, holder, expires_at) values ('search', ${holder}, clock_timestamp() + ${leaseMs}::float8 * interval '1 millisecond')
+        on conflict (name) do update set holder = excluded.holder, expires_at = excluded.expires_at
+        where lease.holder = excluded.holder or lease.expires_at < clock_timestamp()
+        returning holder`.execute(db)
+      if (closed) return
+      if (rows.length === 0) return lose()
+      clearTimeout(expiry)
+      expiry = setTimeout(lose, sent + leaseMs - performance.now())
+      if (!held) {
+        held = true
+        onAcquired()
       }
     } catch {
-      drop()
+      // The database away: the lease stays this instance's until its life is out (`expiry`).
     }
-    if (!closed) timer = setTimeout(() => void attempt(), checkEveryMs)
   }
-  await attempt()
+  const follow = async () => {
+    await attempt()
+    if (!closed) timer = setTimeout(() => void follow(), checkEveryMs)
+  }
+  await follow()
 
   return {
     held: () => held,
     async close() {
       closed = true
       clearTimeout(timer)
+      clearTimeout(expiry)
+      const wasHeld = held
       held = false
-      await client?.end().catch(() => undefined)
-      client = null
+      if (wasHeld) await sql`delete from ${lease} where name = 'search' and holder = ${holder}`.execute(db).catch(() => undefined)
     },
   }
 }

@@ -14,6 +14,11 @@ export interface PostgresSearchIndexOptions {
    */
   db: Kysely<any>
   /**
+   * A streaming replica of `db`'s database, which searches read (`store.readDb`); the index is
+   * written, and its state read, on `db`. Default `db`.
+   */
+  readDb?: Kysely<any>
+  /**
    * The vector size of the embedder that fills the index; 0 for full text and names alone (the
    * embedder `none`), which needs no pgvector.
    */
@@ -30,7 +35,7 @@ const INSERT_BATCH = 500
  * the SQL of list filters. It holds no state of its own, so every instance over the database
  * searches it at once. Needs `pg_trgm`, and pgvector unless `dimensions` is 0: a clear error otherwise.
  */
-export async function createPostgresSearchIndex({ db, dimensions }: PostgresSearchIndexOptions): Promise<SearchIndex> {
+export async function createPostgresSearchIndex({ db, readDb = db, dimensions }: PostgresSearchIndexOptions): Promise<SearchIndex> {
   const dialect = await resolveDialect(db, 'postgres')
   const extensions = await ensureExtensions(db, dimensions > 0)
   const [major = 0, minor = 0] = (extensions.vector ?? '0').split('.').map(Number)
@@ -41,10 +46,7 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
   await createTables(db, dialect, dimensions, extensions)
 
   return {
-    async state(): Promise<IndexState> {
-      const row = await db.selectFrom(STATE).select(['cursor', 'embedder']).executeTakeFirstOrThrow()
-      return { cursor: row.cursor, embedderId: row.embedder }
-    },
+    state: () => readIndexState(db),
 
     async apply({ upserts, removals, state }) {
       await db.transaction().execute(async (transaction) => {
@@ -71,9 +73,9 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
       })
     },
 
-    fullText: (query, qualifiers, limit) => searchText(db, dialect, query, qualifiers, limit),
+    fullText: (query, qualifiers, limit) => searchText(readDb, dialect, query, qualifiers, limit),
 
-    nearest: (vector, qualifiers, limit) => (dimensions > 0 ? searchVectors(db, dialect, iterativeScan, vector, qualifiers, limit) : Promise.resolve([])),
+    nearest: (vector, qualifiers, limit) => (dimensions > 0 ? searchVectors(readDb, dialect, iterativeScan, vector, qualifiers, limit) : Promise.resolve([])),
 
     async clear() {
       await dropTables(db)
@@ -93,6 +95,12 @@ export async function createPostgresSearchIndex({ db, dimensions }: PostgresSear
     // The database is the store's.
     close: async () => {},
   }
+}
+
+/** What the index inside `db` has applied (`SearchIndex.state`): on a replica, what it holds of the primary's. */
+export async function readIndexState(db: Kysely<any>): Promise<IndexState> {
+  const row = await db.selectFrom(STATE).select(['cursor', 'embedder']).executeTakeFirstOrThrow()
+  return { cursor: row.cursor, embedderId: row.embedder }
 }
 
 function rowOf(entity: IndexedEntity, dimensions: number): Record<string, unknown> {

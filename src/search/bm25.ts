@@ -112,11 +112,14 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
         const grams = word.grams[index]!
         const holdsGrams = grams.length > 0 && grams.every((gram) => trigramSet.has(gram))
         holdsName ||= entity.names.includes(name) || holdsGrams
-        if (holdsGrams) for (const gram of word.distinctGrams[index]!) score += MATCH_WEIGHTS.nameTrigram * termScore(trigramField, trigrams, gram)
+        // Every shared trigram scores, as LanceDB's n-gram clause scores them, though only all of them
+        // make a match: `Feterman` shares five of six with Fetterman, none with `veterans`.
+        for (const gram of word.distinctGrams[index]!) if (trigramSet.has(gram)) score += MATCH_WEIGHTS.nameTrigram * termScore(trigramField, trigrams, gram)
       })
       if (exactWords ? occurrences.has(word.token) : holdsNear || holdsName) matched++
     }
-    if (score === 0 && phrases.length === 0) return null
+    // Trigrams alone, without a word matched, do not make a hit (LanceDB keeps only the rows that hold a word).
+    if (matched === 0 && phrases.length === 0) return null
     return { id: entity.id, score, matched }
   }
 }

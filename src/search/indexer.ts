@@ -89,6 +89,7 @@ export function createIndexer({ store, index, embedder, texts, batchSize = 500, 
   let sinceOptimize = 0
   let lastWrite = 0
   let reachedHead = false
+  const { lag, lagSeconds } = indexLag(index, store)
 
   /** The cursor to go on from: the index's own, or none once an index of another recipe has been emptied. */
   async function checkEmbedder() {
@@ -178,6 +179,25 @@ export function createIndexer({ store, index, embedder, texts, batchSize = 500, 
       if (timer !== undefined) clearTimeout(timer)
       await running
     },
+    lag,
+    lagSeconds,
+    buildLag: async () => (reachedHead ? 0 : lag()),
+    rebuild: () =>
+      serialized(async () => {
+        reachedHead = false
+        await index.clear()
+        return catchUp()
+      }),
+  }
+  return indexer
+}
+
+/**
+ * How far an index is behind a store's feed (`Indexer.lag` and `lagSeconds`), read through `index`'s
+ * state and `store`'s feed: those of the indexer, or a replica's, where search reads them.
+ */
+export function indexLag(index: Pick<SearchIndex, 'state'>, store: Pick<EntityStore, 'feedHead' | 'listChanges'>): Pick<Indexer, 'lag' | 'lagSeconds'> {
+  return {
     async lag() {
       const [{ cursor }, head] = await Promise.all([index.state(), store.feedHead()])
       if (head === null) return 0
@@ -192,13 +212,5 @@ export function createIndexer({ store, index, embedder, texts, batchSize = 500, 
       const [oldest] = (await store.listChanges({ qualifiers: [], after: cursor, limit: 1, window: 1 })).changes
       return oldest === undefined ? 0 : Math.max(0, (Date.now() - Date.parse(oldest.recordedAt)) / 1000)
     },
-    buildLag: async () => (reachedHead ? 0 : indexer.lag()),
-    rebuild: () =>
-      serialized(async () => {
-        reachedHead = false
-        await index.clear()
-        return catchUp()
-      }),
   }
-  return indexer
 }

@@ -31,8 +31,8 @@ export function createAdminHandler({ readiness, metrics, basePath = '' }: AdminH
       if (request.method !== 'GET' && request.method !== 'HEAD') return new Response(null, { status: 405, headers: { Allow: 'GET, HEAD' } })
       if (route === '/live') return json(200, { status: 'live' })
       if (route === '/ready') {
-        const { ready, checks, searchIndexLag } = await readiness.check()
-        return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', checks, ...(searchIndexLag ? { searchIndexLag } : {}) })
+        const { ready, checks, searchIndexLag, replicaLag } = await readiness.check()
+        return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', checks, ...(searchIndexLag ? { searchIndexLag } : {}), ...(replicaLag ? { replicaLag } : {}) })
       }
       return new Response(await metrics!.register.metrics(), { status: 200, headers: { 'Content-Type': metrics!.register.contentType, 'Cache-Control': 'no-store' } })
     },

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { SearchIndexLag } from './readiness.js'
+import type { ReplicaLag, SearchIndexLag } from './readiness.js'
+import type { ConnectionPoolUse } from '../kysely/connection-pool-use.js'
 
 /** Seconds: a get by id answers in well under a millisecond, a deep filtered page in tens. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
@@ -10,6 +11,10 @@ export interface MetricSources {
   feedHead?: () => Promise<number | null>
   /** How far the search index is behind the feed, or null while it is not open. */
   searchLag?: () => Promise<SearchIndexLag | null>
+  /** How far the replica the reads go to is behind its primary, when there is one. */
+  replicaLag?: () => Promise<ReplicaLag>
+  /** How the store's connection pool is used (a PostgreSQL store's). */
+  storePool?: () => ConnectionPoolUse
 }
 
 /** The registry's instruments, on a prom-client registry of its own (served by `/metrics`). */
@@ -58,7 +63,16 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
   scraped('search_index_lag_changes', 'Changes of the feed the search index has not applied yet', async () => (await sources.searchLag?.())?.changes)
   scraped('change_feed_long_polls_waiting', 'Long-polls (waitSeconds) of the change feed waiting for a change', async () => waiting?.().longPolls)
   scraped('change_feed_streams_open', 'Event streams (text/event-stream) of the change feed open', async () => waiting?.().streams)
+  const pool = async () => sources.storePool?.()
+  scraped('store_pool_size', 'The most connections the store\'s pool holds to the database (--pool-size)', async () => (await pool())?.size)
+  scraped('store_pool_busy_connections', 'Connections of the store\'s pool lent out now', async () => (await pool())?.busy)
+  scraped('store_pool_idle_connections', 'Connections of the store\'s pool open and unused now', async () => (await pool())?.idle)
+  scraped('store_pool_waiting', 'Statements waiting for a connection of the store\'s pool now', async () => (await pool())?.waiting)
+  scraped('store_pool_waits_total', 'Statements that found every connection of the store\'s pool busy and waited for one', async () => (await pool())?.waits)
+  scraped('store_pool_wait_timeouts_total', 'Waits for a connection of the store\'s pool that ran out (answered 503)', async () => (await pool())?.timeouts)
   scraped('search_index_lag_seconds', 'Age of the oldest change the search index has not applied yet (0 when current)', async () => (await sources.searchLag?.())?.seconds)
+  scraped('replica_lag_seconds', 'How old the data of the replica the reads go to may be, in seconds (0 when it has replayed all the primary wrote)', async () => (await sources.replicaLag?.())?.seconds)
+  scraped('replica_lag_bytes', 'Write-ahead log the replica the reads go to has not replayed yet, in bytes', async () => (await sources.replicaLag?.())?.bytes)
 
   return {
     register,

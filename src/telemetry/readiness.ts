@@ -13,6 +13,17 @@ export interface ReadinessReport {
   checks: Record<string, string>
   /** How far the search index is behind the feed, once it is open: an index catching up after a load is still ready. */
   searchIndexLag?: SearchIndexLag
+  /** How far the replica the reads go to is behind the primary, when there is one and it answered. */
+  replicaLag?: ReplicaLag
+}
+
+/**
+ * WAL bytes the replica has not replayed, and the age in seconds of the data it serves (null while
+ * unknown: behind, and not seen caught up nor replaying a transaction since it started).
+ */
+export interface ReplicaLag {
+  seconds: number | null
+  bytes: number
 }
 
 /** Changes of the feed the search index has not applied, and the age in seconds of the oldest of them. */
@@ -31,6 +42,8 @@ export interface ReadinessOptions {
   lastAnswerMs?: number
   /** The search index's lag, reported beside the checks; null while the index is not open. */
   searchLag?: () => Promise<SearchIndexLag | null>
+  /** The replica's lag, reported beside the checks (`replicaCheck` fails on it). */
+  replicaLag?: () => Promise<ReplicaLag>
 }
 
 export interface Readiness {
@@ -79,7 +92,7 @@ function runOneAtATime({ check }: ReadinessCheck, abandonAfterMs: number) {
   }
 }
 
-export function createReadiness(checks: ReadinessCheck[], { timeoutMs = CHECK_TIMEOUT_MS, lastAnswerMs = LAST_ANSWER_MS, searchLag }: ReadinessOptions = {}): Readiness {
+export function createReadiness(checks: ReadinessCheck[], { timeoutMs = CHECK_TIMEOUT_MS, lastAnswerMs = LAST_ANSWER_MS, searchLag, replicaLag }: ReadinessOptions = {}): Readiness {
   let draining = false
   /** What `ask` answers, or what `late` gives once `timeoutMs` has passed. */
   const bounded = async <T>(ask: () => Promise<T>, late: () => T): Promise<T> => {
@@ -99,14 +112,19 @@ export function createReadiness(checks: ReadinessCheck[], { timeoutMs = CHECK_TI
       const answered = last()
       return answered !== undefined && Date.now() - answered.at <= lastAnswerMs ? answered.answer : `no answer within ${timeoutMs} ms`
     })
-  // The lag is information, not a check: one that fails or is late is left out.
-  const lag = () => (searchLag ? bounded(() => searchLag().catch(() => null), () => null) : Promise.resolve(null))
+  // A lag is information, not a check: one that fails or is late is left out.
+  const lag = <T>(read: (() => Promise<T>) | undefined) => (read ? bounded(() => read().catch(() => null), () => null) : Promise.resolve(null))
   return {
     async check() {
       if (draining) return { ready: false, checks: { server: 'shutting down' } }
-      const [results, searchIndexLag] = await Promise.all([Promise.all(runs.map(run)), lag()])
+      const [results, searchIndexLag, replicaLagNow] = await Promise.all([Promise.all(runs.map(run)), lag(searchLag), lag(replicaLag)])
       const report = Object.fromEntries(checks.map(({ name }, index) => [name, results[index]!]))
-      return { ready: results.every((result) => result === 'ok'), checks: report, ...(searchIndexLag ? { searchIndexLag } : {}) }
+      return {
+        ready: results.every((result) => result === 'ok'),
+        checks: report,
+        ...(searchIndexLag ? { searchIndexLag } : {}),
+        ...(replicaLagNow ? { replicaLag: replicaLagNow } : {}),
+      }
     },
     drain() {
       draining = true
@@ -117,6 +135,21 @@ export function createReadiness(checks: ReadinessCheck[], { timeoutMs = CHECK_TI
 /** The store answers a read. */
 export function storeCheck(store: EntityStore): ReadinessCheck {
   return { name: 'store', check: async () => void (await store.feedHead()) }
+}
+
+/**
+ * The replica the reads go to answers, at most `maxSeconds` behind its primary: past it, a load
+ * balancer moves the requests to instances over a replica that keeps up (or over the primary).
+ */
+export function replicaCheck(lag: () => Promise<ReplicaLag>, maxSeconds: number): ReadinessCheck {
+  return {
+    name: 'replica',
+    async check() {
+      const { seconds, bytes } = await lag()
+      if (seconds === null) return `the replica is ${bytes} bytes behind the primary, since an unknown time`
+      return seconds <= maxSeconds ? undefined : `the replica is ${seconds} s behind the primary (more than ${maxSeconds} s)`
+    },
+  }
 }
 
 /** The blob store answers (a missing probe object is an answer). */

@@ -297,6 +297,13 @@ describe('entity-registry CLI', () => {
       [['serve', '--database', 'mysql://root@localhost/db'], '--database: mysql: is not supported'],
       [['keys', 'create', '--org', 'acme', '--database', 'sqlite:registry.db'], '--database: sqlite: is not supported'],
       [['serve', '--blobs', 'gs://bucket/renditions'], '--blobs: gs: is not supported'],
+      [['serve', '--read-database', 'replica.sqlite', '--database', 'postgres://db/x'], '--read-database takes a postgres:// or postgresql:// URL of a streaming replica, not "replica.sqlite"'],
+      [['serve', '--read-database', 'postgres://replica/x'], '--read-database reads from a replica of the PostgreSQL database: it needs --database postgres://… (the primary)'],
+      [['serve', '--read-database', 'postgres://replica/x', '--database', 'pglite:'], 'it needs --database postgres://… (the primary)'],
+      [['serve', '--max-replica-lag', '10'], '--max-replica-lag bounds the lag of the replica --read-database names: give --read-database too'],
+      [['serve', '--database', 'postgres://db/x', '--read-database', 'postgres://replica/x', '--max-replica-lag', '0'], '--max-replica-lag takes a number of seconds above 0, up to 86400, not "0"'],
+      [['serve', '--database', 'postgres://db/x', '--read-database', 'postgres://replica/x', '--max-replica-lag', 'soon'], '--max-replica-lag takes a number of seconds above 0, up to 86400, not "soon"'],
+      [['import', 'a.ndjson', '--read-database', 'postgres://replica/x'], "Unknown option '--read-database'"],
       [['reindex', '--embedder', 'bert'], '--embedder takes words, transformers:DIR or none (with --search postgres), not "bert"'],
       [['reindex', '--search', 'none'], 'reindex needs a search index: --search takes a directory, a LanceDB URI or postgres, not "none"'],
       [['serve', '--search', 'postgres'], "--search postgres keeps the index in the store's database: it needs --database postgres://… or pglite:DIR"],
@@ -366,11 +373,13 @@ describe('entity-registry CLI', () => {
       return { result: [result.status, result.stdout, result.stderr], ms: performance.now() - started }
     }
     const [before, after] = [JSON.stringify({ id: 'before', type: 'person' }), JSON.stringify({ id: 'after', type: 'person' })]
-    const without = importTimed([before, after])
+    importTimed([before, after])
     const refused = importTimed([before, huge, after])
     expect(refused.result).toEqual([1, 'applied 0, unchanged 2, rejected 1\n', `line 2: is ${huge.length} bytes as JSON; a record may have at most 1048576\n`])
-    // Held whole and parsed, the line took 4 to 9 s more.
-    expect(refused.ms - without.ms).toBeLessThan(1000)
+    // Held whole and parsed, the line took 4 to 9 s more than the run without it (a run of about
+    // 0.5 s): a ratio, each side the faster of two runs, since a busy machine slows either run alone.
+    const fastest = (lines: string[]) => Math.min(importTimed(lines).ms, importTimed(lines).ms)
+    expect(fastest([before, huge, after]) / fastest([before, after])).toBeLessThan(3)
   })
 
   it('stops at a truncated gzip file with the line it stopped at; the batches before it are applied', async () => {

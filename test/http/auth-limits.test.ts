@@ -100,14 +100,19 @@ describe('failed authentications', () => {
     }
   })
 
-  it('over HTTP: of 1,500 wrong keys sent at once, about the first 60 are answered 401 and the rest 429', async () => {
+  it('over HTTP: of 1,500 wrong keys sent 250 at once, about the first 60 are answered 401 and the rest 429', async () => {
     const { registry } = await keyedRegistry()
     const server = await serve(registry, { port: 0 })
     try {
       const started = performance.now()
-      const statuses = await Promise.all(
-        Array.from({ length: 1500 }, () => fetch(`${server.url}/v1/entities`, { headers: { Authorization: `Bearer ${generateApiKey()}` } }).then((response) => response.status)),
-      )
+      const statuses: number[] = []
+      // 250 at once stays within the listen backlog (511): 1,500 connections at once were reset on a busy machine.
+      for (let wave = 0; wave < 6; wave++) {
+        const answered = await Promise.all(
+          Array.from({ length: 250 }, () => fetch(`${server.url}/v1/entities`, { headers: { Authorization: `Bearer ${generateApiKey()}` } }).then((response) => response.status)),
+        )
+        statuses.push(...answered)
+      }
       // The allowance refills at one a second while they are answered.
       const refilled = Math.ceil((performance.now() - started) / 1000)
       const refused = statuses.filter((status) => status === 401).length

@@ -80,10 +80,13 @@ describeEachStore(storeDialects, 'a replica', (dialect) => {
     return cursor
   }
 
-  it('back-fills, follows the feed during 2,000 random writes, and converges field for field', async () => {
+  // Fewer over a database server, whose writes are round trips (2,000 took 30 to 100 s there): the
+  // reader still interleaves with hundreds of them.
+  const writes = dialect.name === 'memory' || dialect.name === 'sqlite' ? 2000 : 600
+  it(`back-fills, follows the feed during ${writes} random writes, and converges field for field`, async () => {
     const replica: Replica = new Map()
     let writing = true
-    const writer = writeRandomly(2000, random(20261122)).finally(() => (writing = false))
+    const writer = writeRandomly(writes, random(20261122)).finally(() => (writing = false))
     let cursor = await backfill(replica)
     const writesDuringBackfill = writing
     let rounds = 0

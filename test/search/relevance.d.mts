@@ -5,6 +5,8 @@ export interface RelevanceQuery {
   kind: QueryKind
   /** Graded judgements: 2 what the query asks for, 1 a fair answer; an entity not listed is 0. Empty for `none`. */
   relevant: Record<string, 1 | 2>
+  /** Tuned on (`dev`) or only reported on (`held-out`); a query of a file without parts is held out. */
+  part: 'dev' | 'held-out'
   /** The query shares no word (nor stem) with its targets' indexed text. */
   heldBack?: boolean
 }
@@ -26,3 +28,8 @@ export const KINDS: QueryKind[]
 export function judge(query: RelevanceQuery, ranking: string[]): { results: number; ndcg10?: number; recall10?: number; rr?: number; top5?: boolean }
 export function measure(queries: RelevanceQuery[], rank: (q: string) => Promise<string[]>): Promise<Quality>
 export function measureByKind(queries: RelevanceQuery[], rank: (q: string) => Promise<string[]>): Promise<Record<QueryKind | 'all', Quality>>
+export const PARTS: ('dev' | 'held-out')[]
+export function readRelevanceSet(file: string | URL): RelevanceQuery[]
+export function seededRandom(seed: number): () => number
+export function bootstrapInterval(values: number[], options?: { resamples?: number; seed?: number }): [number, number] | null
+export function pairedDifference(before: number[], after: number[], options?: { resamples?: number; seed?: number }): { mean: number; interval: [number, number] | null; verdict: 'up' | 'down' | 'noise' }

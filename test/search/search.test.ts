@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,7 +18,7 @@ import { loadNicknames } from '../../src/node/nicknames.js'
 import { tokenize } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
-import { KINDS, measure, measureByKind, RELEVANCE_SET } from './relevance.mjs'
+import { bootstrapInterval, KINDS, measure, measureByKind, pairedDifference, PARTS, RELEVANCE_SET } from './relevance.mjs'
 import { searchIndexKinds } from './each-search-index.js'
 
 const embedder = createWordVectorEmbedder()
@@ -86,6 +87,8 @@ for (const kind of searchIndexKinds) {
       expect((await ids('Abraham Lincon'))[0]).toBe('l000313')
       expect((await ids('Gillibrnd'))[0]).toBe('g000555')
       expect((await ids('Klobu'))[0]).toBe('k000367')
+      // Five of six trigrams shared with Fetterman, none with `veterans` (two edits away too): every index scores them alike.
+      expect((await ids('Feterman'))[0]).toBe('f000479')
       // An identifier typed as it is written.
       expect((await ids('K000367'))[0]).toBe('k000367')
     })
@@ -388,6 +391,28 @@ describe('the relevance set', () => {
         expect(asked.filter((token) => indexed.includes(token)), `${query.q}: ${id}`).toEqual([])
       }
     }
+  })
+})
+
+describe('the relevance protocol', () => {
+  it('splits the set into a development and a held-out part, by the hash of the query text within each kind', () => {
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex')
+    for (const kind of KINDS) {
+      const ordered = RELEVANCE_SET.filter((query) => query.kind === kind).sort((a, b) => (sha(a.q) < sha(b.q) ? -1 : 1))
+      expect(ordered.map((query) => query.part), kind).toEqual(ordered.map((_, position) => PARTS[position % 2]))
+    }
+  })
+
+  it('gives seeded bootstrap intervals around the mean, and calls a paired difference within the noise noise', () => {
+    const values = Array.from({ length: 40 }, (_, n) => (n % 4) / 3)
+    const interval = bootstrapInterval(values)!
+    expect(bootstrapInterval(values)).toEqual(interval)
+    expect(interval[0]).toBeLessThan(0.5)
+    expect(interval[1]).toBeGreaterThan(0.5)
+    expect(bootstrapInterval([0.5, 0.5, 0.5])).toEqual([0.5, 0.5])
+    expect(pairedDifference(values, values.map((value, n) => value + (n % 2 === 0 ? 0.01 : -0.01))).verdict).toBe('noise')
+    expect(pairedDifference(values, values.map((value) => value + 0.1)).verdict).toBe('up')
+    expect(pairedDifference(values, values.map((value, n) => (n < 20 ? value - 0.5 : value))).verdict).toBe('down')
   })
 })
 

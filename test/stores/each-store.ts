@@ -31,15 +31,20 @@ export interface StoreDialect<S extends TestStore = TestStore> {
 
 export const POSTGRES_URL = process.env.ER_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
+/** The dialects a run keeps (`ER_TEST_STORES=sqlite,postgres`), all by default: a run on another Node
+ * line leaves out those that do not depend on it. */
+const KEPT_STORES = process.env.ER_TEST_STORES?.split(',').map((name) => name.trim())
+const leftOut = (name: TestDialectName) => (KEPT_STORES === undefined || KEPT_STORES.includes(name) ? null : `left out by ER_TEST_STORES=${KEPT_STORES.join(',')}`)
+
 const memory: StoreDialect = {
   name: 'memory',
-  skipReason: null,
+  skipReason: leftOut('memory'),
   open: async () => createMemoryStore(),
 }
 
 const sqlite: StoreDialect<KyselyStore> = {
   name: 'sqlite',
-  skipReason: null,
+  skipReason: leftOut('sqlite'),
   async open(tuning) {
     const directory = await mkdtemp(join(tmpdir(), 'er-kysely-'))
     const store = await createSqliteStore({ ...tuning, file: join(directory, 'registry.sqlite') })
@@ -58,7 +63,7 @@ const sqlite: StoreDialect<KyselyStore> = {
 let sharedPglite: PGlite | undefined
 const pglite: StoreDialect<KyselyStore> = {
   name: 'pglite',
-  skipReason: null,
+  skipReason: leftOut('pglite'),
   async open(tuning) {
     sharedPglite ??= new PGlite()
     const instance = sharedPglite
@@ -79,7 +84,7 @@ const pglite: StoreDialect<KyselyStore> = {
 
 const postgres: StoreDialect<KyselyStore> = {
   name: 'postgres',
-  skipReason: process.env.ER_REQUIRE_POSTGRES === '1' ? null : await postgresUnreachable(),
+  skipReason: leftOut('postgres') ?? (process.env.ER_REQUIRE_POSTGRES === '1' ? null : await postgresUnreachable()),
   async open(tuning) {
     const schema = await freshPostgresSchema()
     const store = await createPostgresStore({ ...tuning, pool: new pg.Pool({ connectionString: schema.url }) })

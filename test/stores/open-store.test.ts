@@ -81,7 +81,8 @@ describe('openStore', () => {
 
   it('opens PGlite keeping its data in the directory of "pglite://path"', async () => {
     await expectPersistence(() => openStore(`pglite://${join(directory, 'pglite')}`))
-  })
+    // PGlite's first open of a directory runs initdb in WebAssembly: 10 s alone, over 30 on a busy machine.
+  }, 120_000)
 
   const postgres = sqlDialects.find((dialect) => dialect.name === 'postgres')!
   it.skipIf(postgres.skipReason !== null)('opens PostgreSQL for a postgres:// URL', async () => {
@@ -100,4 +101,11 @@ describe('openStore', () => {
 it('refuses a database URL of a scheme it does not know, rather than making a SQLite file of that name', async () => {
   await expect(openStore('mysql://root@localhost/db')).rejects.toThrow('unsupported database "mysql://"')
   expect(existsSync('mysql:')).toBe(false)
+})
+
+it('refuses a replica to read from beside a database other than PostgreSQL, or one that is no postgres:// URL, opening nothing', async () => {
+  const message = 'a replica to read from needs a PostgreSQL database and a postgres:// replica of it'
+  await expect(openStore('pglite:', { readFrom: 'postgres://replica/db' })).rejects.toThrow(message)
+  await expect(openStore('postgres://primary/db', { readFrom: 'replica.sqlite' })).rejects.toThrow(message)
+  expect(existsSync('replica.sqlite')).toBe(false)
 })

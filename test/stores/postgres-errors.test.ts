@@ -52,7 +52,14 @@ describe('asStoreError', () => {
     expect(isDependencyUnavailable(error) && error.dependency).toBe('store')
   })
 
+  it("makes a replica's read cancelled to replay the primary's changes the store unavailable (a retry may succeed)", () => {
+    const cause = withCode('40001', 'canceling statement due to conflict with recovery')
+    const error = asStoreError(cause)
+    expect(isDependencyUnavailable(error) && error.dependency).toBe('store')
+    expect((error as Error).cause).toBe(cause)
+  })
+
   it('leaves any other error as it is', () => {
-    for (const error of [withCode('23505'), withCode('SQLITE_CONSTRAINT')]) expect(asStoreError(error)).toBe(error)
+    for (const error of [withCode('23505'), withCode('SQLITE_CONSTRAINT'), withCode('40001', 'could not serialize access due to concurrent update')]) expect(asStoreError(error)).toBe(error)
   })
 })

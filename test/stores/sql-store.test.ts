@@ -182,6 +182,22 @@ describeEachStore(
       }
     })
 
+    it('opens one new schema from four stores at once: one migrates, the others wait for it, and no lock is left', async () => {
+      const schema = await freshPostgresSchema()
+      const stores = await Promise.all(Array.from({ length: 4 }, () => createPostgresStore({ connectionString: schema.url })))
+      try {
+        await stores[0]!.warehouse.upsert({ id: 'a', type: 'person' })
+        for (const store of stores) expect((await store.listEntities({ qualifiers: [], after: null, limit: 10 })).entities.map((e) => e.id)).toEqual(['a'])
+        // The migration's lock is a transaction's: none outlives the opens (a session's would, through a pooler).
+        const { rows } = await sql<{ held: number }>`select count(*)::int as held from pg_locks
+          where locktype = 'advisory' and classid = hashtext('entity_registry_migrations')::oid and objid = hashtext(current_schema())::oid`.execute(stores[0]!.db)
+        expect(rows[0]!.held).toBe(0)
+      } finally {
+        for (const store of stores) await store.close()
+        await schema.drop()
+      }
+    })
+
     // 40 schemas migrated and dropped beside a churn of others: over 30 s on a busy 2-core machine.
     it('opens while other schemas of the database are created and dropped', { timeout: 120_000 }, async () => {
       // Other apps (or other test files) drop schemas at any time; opening must not read their tables.

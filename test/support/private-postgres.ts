@@ -81,7 +81,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   }
 }
 
-async function postgresIds(): Promise<[number, number]> {
+/** The `postgres` OS user's uid and gid, which own a server's files. */
+export async function postgresIds(): Promise<[number, number]> {
   const { stdout } = await run('id', ['-u', 'postgres'])
   const { stdout: group } = await run('id', ['-g', 'postgres'])
   return [Number(stdout.trim()), Number(group.trim())]

@@ -7,7 +7,7 @@ import { createTokenBucketRateLimiter } from '../../src/rate-limit/token-bucket.
 import { createAdminHandler } from '../../src/telemetry/admin-handler.js'
 import { createLogger } from '../../src/telemetry/logger.js'
 import { createMetrics } from '../../src/telemetry/metrics.js'
-import { createReadiness, SEARCH_BUILT_WITHIN, searchCheck, storeCheck } from '../../src/telemetry/readiness.js'
+import { createReadiness, replicaCheck, SEARCH_BUILT_WITHIN, searchCheck, storeCheck, type ReplicaLag } from '../../src/telemetry/readiness.js'
 import { createTelemetry } from '../../src/telemetry/telemetry.js'
 import { timedStore } from '../../src/telemetry/timed-store.js'
 import { API_KEY, importDemo, testRegistry } from '../support/demo.js'
@@ -171,6 +171,26 @@ describe('admin handler', () => {
     const healthy = createReadiness([storeCheck(store)])
     healthy.drain()
     expect(await healthy.check()).toEqual({ ready: false, checks: { server: 'shutting down' } })
+  })
+
+  it("reports a replica's lag beside the checks, and is not ready past its bound or while the lag is unknown", async () => {
+    let lag: ReplicaLag = { seconds: 0, bytes: 0 }
+    const replicaLag = async () => lag
+    const handler = createAdminHandler({ readiness: createReadiness([storeCheck(store), replicaCheck(replicaLag, 30)], { replicaLag }) })
+    const ready = async () => {
+      const response = await handler.fetch(admin('/ready'))
+      return { status: response.status, body: await response.json() }
+    }
+    expect(await ready()).toEqual({ status: 200, body: { status: 'ready', checks: { store: 'ok', replica: 'ok' }, replicaLag: { seconds: 0, bytes: 0 } } })
+    lag = { seconds: 30, bytes: 4096 }
+    expect((await ready()).status).toBe(200)
+    lag = { seconds: 30.5, bytes: 8192 }
+    expect(await ready()).toEqual({
+      status: 503,
+      body: { status: 'not ready', checks: { store: 'ok', replica: 'the replica is 30.5 s behind the primary (more than 30 s)' }, replicaLag: { seconds: 30.5, bytes: 8192 } },
+    })
+    lag = { seconds: null, bytes: 8192 }
+    expect((await ready()).body.checks.replica).toBe('the replica is 8192 bytes behind the primary, since an unknown time')
   })
 
   it('stays ready while a check is merely slow (a busy machine), on its last answer; fails on a dependency error, or once the last answer is too old', async () => {
