@@ -10,6 +10,7 @@ import { createPostgresStore, type KyselyStore } from '../../src/kysely/index.js
 import { postgresNotifier, FEED_CHANNEL, type ListenClient } from '../../src/kysely/postgres-notifications.js'
 import { describeEachStore, freshPostgresSchema, POSTGRES_URL, storeDialects } from '../stores/each-store.js'
 import { withPostgresClient } from '../support/postgres-client.js'
+import { pgbouncerSkipReason, startPgBouncer } from '../support/pgbouncer.js'
 
 const opened: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -92,6 +93,32 @@ describeEachStore(
       await expect.poll(() => reasons.length, { timeout: 10_000 }).toBe(1)
       expect(reasons[0]).toContain('transaction pooler')
       // The first read of the head sets where it stands; a commit then changes it.
+      await new Promise((resolve) => setTimeout(resolve, 600))
+      const next = woken.next()
+      await writer.warehouse.upsert({ id: 'p1', type: 'person', name: 'p1' })
+      await next
+    }, 30_000)
+  },
+)
+
+describeEachStore(
+  storeDialects.filter((dialect) => dialect.name === 'postgres' && pgbouncerSkipReason === null),
+  'PostgreSQL commit notifications through PgBouncer (transaction mode)',
+  () => {
+    it('finds that LISTEN does not last there, and wakes on the feed head it reads instead', async () => {
+      const bouncer = await startPgBouncer()
+      opened.push(() => bouncer.stop())
+      const schema = await bouncer.freshSchema()
+      opened.push(schema.drop)
+      const reasons: string[] = []
+      const reader = await createPostgresStore({ connectionString: schema.url, onFeedPolling: (reason) => reasons.push(reason) })
+      opened.push(() => reader.close())
+      const writer = await createPostgresStore({ connectionString: schema.url })
+      opened.push(() => writer.close())
+      const woken = wakes()
+      const unsubscribe = reader.changeNotifier!.subscribe(woken.wake)
+      opened.push(async () => unsubscribe())
+      await expect.poll(() => reasons.length, { timeout: 10_000 }).toBe(1)
       await new Promise((resolve) => setTimeout(resolve, 600))
       const next = woken.next()
       await writer.warehouse.upsert({ id: 'p1', type: 'person', name: 'p1' })
