@@ -19,12 +19,19 @@ export interface RunningBunServer {
   close(): Promise<void>
 }
 
+/** The part of Bun's server a request's handler uses. */
+interface BunServer {
+  requestIP(request: Request): { address: string } | null
+  /** Seconds this request's connection may stay idle (0: no limit); Bun's default is 10 s. */
+  timeout(request: Request, seconds: number): void
+}
+
 /** The part of Bun's global this adapter uses; typed here so that no Bun types are needed to compile. */
 interface BunRuntime {
   serve(options: {
     port: number
     hostname: string
-    fetch(request: Request, server: { requestIP(request: Request): { address: string } | null }): Promise<Response>
+    fetch(request: Request, server: BunServer): Promise<Response>
     error(error: Error): Response
   }): { port: number; hostname: string; stop(closeActiveConnections?: boolean): Promise<void> | void }
 }
@@ -39,7 +46,9 @@ export async function serve(handler: HandlerSource, { port = 8080, hostname = '1
     hostname,
     fetch: (request, server) => {
       const address = server.requestIP(request)?.address
-      return fetch(request, address === undefined ? {} : { address })
+      // Bun closes a connection idle for 10 s: a long-poll, or an event stream between heartbeats.
+      const holdOpen = () => server.timeout(request, 0)
+      return fetch(request, address === undefined ? { holdOpen } : { address, holdOpen })
     },
     // toFetch answers every request itself; this is Bun's last resort, and must not print a stack.
     error: () => new Response(null, { status: 500 }),

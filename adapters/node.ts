@@ -99,7 +99,10 @@ function methodAndUrl(req: IncomingMessage, { trustProxy }: NodeHandlerOptions):
 
 function clientOf(req: IncomingMessage, { trustProxy }: NodeHandlerOptions): ClientInfo {
   const address = (trustProxy ? forwardedClient(req.headers['x-forwarded-for']) : undefined) ?? req.socket.remoteAddress
-  return address === undefined ? {} : { address }
+  // A long-poll or an event stream: the send timeout would cut a wait, or a stream between its
+  // heartbeats. node:http arms it again for the connection's next request.
+  const holdOpen = () => req.socket.setTimeout(0)
+  return address === undefined ? { holdOpen } : { address, holdOpen }
 }
 
 /** HTTP/2 pseudo-headers (":path") are not header names a `Request` has. */
@@ -250,12 +253,33 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
 }
 
 /**
- * pipeline destroys the source when the client goes away, which cancels the Web stream (or ends the
- * Node stream behind it, piped as it is).
+ * A Node stream behind the body is piped as it is: pipeline destroys it when the client goes away.
+ * A Web stream is read chunk by chunk into the response, waiting for 'drain' when the connection's
+ * buffer is full, and cancelled when the client goes: `Readable.fromWeb` and a pipeline over it held
+ * some 10 KB a response more, which ten thousand open event streams of the change feed would hold.
  */
 function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
-  const source = isNodeBacked(body) ? body[NODE_READABLE]() : Readable.fromWeb(body as import('node:stream/web').ReadableStream)
-  return pipeline(source, res).catch(() => undefined)
+  if (isNodeBacked(body)) return pipeline(body[NODE_READABLE](), res).catch(() => undefined)
+  return pump(body.getReader(), res)
+}
+
+async function pump(reader: ReadableStreamDefaultReader<Uint8Array>, res: ServerResponse): Promise<void> {
+  const gone = () => void reader.cancel().catch(() => {})
+  res.once('close', gone)
+  try {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      if (res.destroyed) return
+      if (!res.write(value)) await new Promise<void>((resolve) => (res.writableNeedDrain ? res.once('drain', resolve).once('close', resolve) : resolve()))
+    }
+    res.end()
+  } catch {
+    // The body failed: the client sees the connection end before the response did.
+    res.destroy()
+  } finally {
+    res.off('close', gone)
+  }
 }
 
 export interface ServeOptions extends NodeHandlerOptions {

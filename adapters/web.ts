@@ -58,7 +58,7 @@ export function toFetch(source: HandlerSource, options: WebAdapterOptions & Edge
     }
     try {
       const address = (options.trustProxy ? forwardedClient(request.headers.get('x-forwarded-for')) : undefined) ?? client.address
-      return await (await ready()).fetch(publicRequest, address === undefined ? {} : { address })
+      return await (await ready()).fetch(publicRequest, { ...(address === undefined ? {} : { address }), ...(client.holdOpen ? { holdOpen: client.holdOpen } : {}) })
     } catch {
       return refusalResponse(internalError())
     }

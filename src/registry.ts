@@ -14,6 +14,10 @@ import type { RateLimitDecision, RateLimiter } from './ports/rate-limiter.js'
 import { createTokenBuckets } from './rate-limit/token-bucket.js'
 import type { Search } from './search/search-service.js'
 import type { RequestRecord, Telemetry } from './ports/telemetry.js'
+import type { ChangeNotifier } from './ports/change-notifier.js'
+import { createFeedWaits } from './live-feed/feed-waits.js'
+import { pollingNotifier } from './live-feed/notifiers.js'
+import { createOpenStreams } from './live-feed/open-streams.js'
 
 export interface RegistryOptions {
   store: EntityStore
@@ -64,6 +68,22 @@ export interface RegistryOptions {
    * (default false). The page is public and holds no data: it asks for a key and calls the API with it.
    */
   explorer?: boolean
+  /**
+   * What wakes the long-polls and event streams of the change feed when a change commits (default:
+   * the store's `changeNotifier`; without one, the feed's head read every 250 ms while any waits).
+   */
+  changeNotifier?: ChangeNotifier
+  /**
+   * Long-polls and event streams waiting at once at most (default 10,000); past it they are answered
+   * 503 `too_many_waiting` with `Retry-After`.
+   */
+  maxWaiting?: number
+}
+
+/** How many requests wait for the change feed. */
+export interface WaitingCounts {
+  longPolls: number
+  streams: number
 }
 
 export interface Registry {
@@ -74,7 +94,17 @@ export interface Registry {
    * (on Node they cost more than the rest of a request to the registry).
    */
   answer(request: RequestView, client?: ClientInfo): Promise<Answer>
+  /** The long-polls and event streams waiting now. */
+  waiting(): WaitingCounts
+  /**
+   * Answers every waiting long-poll at once (with its page as it stands) and ends every event stream;
+   * those that come later are answered without waiting. The first step of a shutdown.
+   */
+  stopWaiting(): void
 }
+
+/** How often the feed's head is read, while any waits, for a store with no notifier of its own. */
+const HEAD_POLL_MS = 250
 
 const CORS_HEADERS = {
   // No answer of this API is to be sniffed into another type (rendition downloads above all).
@@ -116,6 +146,10 @@ export function createRegistry(options: RegistryOptions): Registry {
   const rateLimitKey = (principal: Principal) => (byOrganization && principal.org !== undefined ? `org:${principal.org}` : `key:${principal.id}`)
   const authFailureLimit = options.authFailureLimit ?? 60
   const authFailures = authFailureLimit > 0 ? createTokenBuckets({ limit: authFailureLimit }) : undefined
+  const { store } = options
+  const notifier = options.changeNotifier ?? store.changeNotifier ?? pollingNotifier(() => store.feedHead(), HEAD_POLL_MS)
+  const streams = createOpenStreams()
+  const waits = createFeedWaits(store, notifier, { ...(options.maxWaiting === undefined ? {} : { maxWaiting: options.maxWaiting }), alsoWaiting: () => streams.size })
 
   const errorAnswer = (thrown: unknown, request: RequestView, requestId: string): Answer => {
     let error: HttpError
@@ -139,7 +173,7 @@ export function createRegistry(options: RegistryOptions): Registry {
    * After authentication: the endpoint's answer (every answer, errors included, then carries the
    * rate-limit headers). Not async: a refusal is thrown before any promise is made.
    */
-  function serve(request: RequestView, url: URL, trace: Trace): Promise<Answer> {
+  function serve(request: RequestView, url: URL, trace: Trace, key: KeyCheck): Promise<Answer> {
     if (!isAcceptable(request.headers.get('Accept'))) {
       throw new HttpError('not_acceptable', 'Accept allows application/vnd.api+json only with parameters other than ext and profile')
     }
@@ -150,11 +184,27 @@ export function createRegistry(options: RegistryOptions): Registry {
     if (match === null) throw new HttpError('not_found', 'no such endpoint')
     if (request.method !== 'GET' && request.method !== 'HEAD') throw readOnly()
     trace.route = match.path
-    const { store, blobs, search } = options
-    return match.handler({ request, url, params: match.params, links: linksFor(url), head: request.method === 'HEAD', store, blobs, search, changesWindow, trace })
+    const { blobs, search } = options
+    return match.handler({
+      request,
+      url,
+      params: match.params,
+      links: linksFor(url),
+      head: request.method === 'HEAD',
+      store,
+      blobs,
+      search,
+      changesWindow,
+      waits,
+      streams,
+      token: key.token,
+      keyStillValid: key.stillValid,
+      holdOpen: key.holdOpen,
+      trace,
+    })
   }
 
-  async function handle(request: RequestView, address: string | undefined, trace: Trace): Promise<Answer> {
+  async function handle(request: RequestView, { address, holdOpen }: ClientInfo, trace: Trace): Promise<Answer> {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null }
     const url = request.parsedUrl ?? new URL(request.url)
     // The interface's description is public: tools and clients read it before they hold a key.
@@ -209,7 +259,11 @@ export function createRegistry(options: RegistryOptions): Registry {
       )
     } else {
       try {
-        answer = await serve(request, url, trace)
+        const stillValid = async () => {
+          const again = auth.authenticate(token, request)
+          return (again instanceof Promise ? await again : again) !== null
+        }
+        answer = await serve(request, url, trace, { token, stillValid, holdOpen })
       } catch (thrown) {
         answer = errorAnswer(thrown, request, trace.requestId)
       }
@@ -225,7 +279,7 @@ export function createRegistry(options: RegistryOptions): Registry {
     const trace: Trace = { route: null, principal: null, requestId }
     let answer: Answer
     try {
-      answer = await handle(request, client.address, trace)
+      answer = await handle(request, client, trace)
     } catch (thrown) {
       answer = errorAnswer(thrown, request, requestId)
     }
@@ -245,7 +299,22 @@ export function createRegistry(options: RegistryOptions): Registry {
     return answer
   }
 
-  return { answer, fetch: async (request, client) => toResponse(await answer(request, client)) }
+  return {
+    answer,
+    fetch: async (request, client) => toResponse(await answer(request, client)),
+    waiting: () => ({ longPolls: waits.counts()['long-poll'], streams: streams.size }),
+    stopWaiting() {
+      waits.close()
+      streams.close()
+    },
+  }
+}
+
+/** What a request's endpoint may ask again of its key, and of its connection. */
+interface KeyCheck {
+  token: string | null
+  stillValid: () => Promise<boolean>
+  holdOpen: (() => void) | undefined
 }
 
 type Trace = RequestContext['trace'] & { principal: string | null; requestId: string }

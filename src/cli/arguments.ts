@@ -96,7 +96,10 @@ ${DATA_HELP}
   --log-format F    json (default: one JSON object a line) or pretty (for people)
   --send-timeout S  close a response whose client has read nothing for S seconds (default 60)
   --shutdown-timeout S
-                    on SIGTERM or SIGINT, how long requests in flight may take to finish (default 10)
+                    on SIGTERM or SIGINT, how long requests in flight may take to finish (default 10);
+                    long-polls and event streams of the change feed are answered or ended at once
+  --max-waiting N   long-polls (waitSeconds) and event streams of the change feed waiting at once at
+                    most; past it they get 503 too_many_waiting with Retry-After (default 10000)
 ${SEARCH_HELP}
                     The index follows the change feed in the background. "none": search switched
                     off (/v1/search answers 404 search_disabled).
@@ -197,6 +200,7 @@ const SERVE_OPTIONS = {
   'log-format': { type: 'string', default: 'json' },
   'send-timeout': { type: 'string', default: '60' },
   'shutdown-timeout': { type: 'string', default: '10' },
+  'max-waiting': { type: 'string', default: '10000' },
 } satisfies Options
 
 const PROGRESS_OPTION = { progress: { type: 'string', default: 'line' } } satisfies Options
@@ -257,6 +261,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           logFormat: oneOf(values['log-format'], '--log-format', LOG_FORMATS),
           sendTimeoutMs: seconds(values['send-timeout'], '--send-timeout') * 1000,
           shutdownTimeoutMs: seconds(values['shutdown-timeout'], '--shutdown-timeout') * 1000,
+          maxWaiting: wholeNumber(values['max-waiting'], '--max-waiting'),
         },
       }
     }

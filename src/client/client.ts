@@ -1,5 +1,6 @@
 import { registryErrorOf, RegistryError } from './errors.js'
 import { mirror } from './mirror.js'
+import { watchChanges } from './watch-changes.js'
 import { isRetryableStatus, retryDelayMs, sleep, type RetryOptions } from './retry.js'
 import type { ListOptions, RegistryClient } from './registry-client.js'
 import type { EntityChange, EntityResource, FacetCounts, Page } from './types.js'
@@ -42,7 +43,8 @@ export function createClient(options: ClientOptions): RegistryClient {
       }
       if (response.ok || response.status === 304) return response
       if (isRetryableStatus(response.status) && attempt < retry.retries) {
-        const retryAfter = response.status === 429 ? response.headers.get('Retry-After') : null
+        // A 503 says when too: the store away, an instance with no room for another waiting request.
+        const retryAfter = response.status === 429 || response.status === 503 ? response.headers.get('Retry-After') : null
         await response.body?.cancel()
         await sleep(retryDelayMs(attempt, retryAfter, retry), signal)
         continue
@@ -93,10 +95,18 @@ export function createClient(options: ClientOptions): RegistryClient {
           // The feed needs a filter: `-type:""` matches every change.
           ...pageParameters({ ...changesOptions, filter: changesOptions.filter ?? '-type:""' }),
           filterScope: changesOptions.filterScope,
+          waitSeconds: changesOptions.waitSeconds === undefined ? undefined : String(changesOptions.waitSeconds),
         }),
         changesOptions.signal,
       ),
     changes: (changesOptions = {}) => items(client.changePages(changesOptions)),
+    watchChanges: (watchOptions = {}) =>
+      watchChanges(
+        request,
+        // The position goes in Last-Event-ID, which the server reads before page[after].
+        address('/v1/entities/changes', { filter: watchOptions.filter ?? '-type:""', filterScope: watchOptions.filterScope }),
+        watchOptions,
+      ),
     async search(q, { signal } = {}) {
       return (await document<EntityResource[]>(address('/v1/search', { q }), signal)).document.data
     },

@@ -19,8 +19,14 @@ export interface MirrorOptions {
   }
   /** Stop once caught up with the feed, instead of polling for more. */
   once?: boolean
-  /** Between polls of the feed once caught up (default 2 s). */
+  /** Between polls of the feed once caught up (default 2 s); not used when `live`. */
   pollIntervalMs?: number
+  /**
+   * Once caught up, follow the feed's event stream (`watchChanges`): each change is applied as soon
+   * as it commits, on any instance, with no request every `pollIntervalMs`; the checkpoint is saved
+   * at each position the stream reaches.
+   */
+  live?: boolean
   /** Stops the mirror; the promise then rejects with the signal's reason. */
   signal?: AbortSignal
 }

@@ -41,14 +41,27 @@ export async function mirror(client: RegistryClient, options: MirrorOptions): Pr
   for (;;) {
     const cursor = state.phase === 'follow' ? state.cursor : null
     for await (const page of client.changePages({ filter, after: cursor, filterScope: 'either', ...(signal ? { signal } : {}) })) {
-      for (const change of page.data) {
-        if (staysInSubset(change)) await options.onUpsert(entityOf(change))
-        else await options.onRemove(change.relationships.entity.data.id)
-      }
+      for (const change of page.data) await apply(change)
       await save({ filter, phase: 'follow', cursor: page.cursor ?? cursor })
     }
     if (options.once) return { checkpoint: state }
+    if (options.live) break
     await sleep(options.pollIntervalMs ?? 2000, signal)
+  }
+
+  // Caught up, live: the changes as they commit, over the feed's event stream (its positions saved as they come).
+  let saving = Promise.resolve()
+  const saveAt = (cursor: string) => (saving = saving.then(() => save({ filter, phase: 'follow', cursor })))
+  const from = state.phase === 'follow' ? state.cursor : null
+  for await (const change of client.watchChanges({ filter, filterScope: 'either', after: from, onCursor: saveAt, ...(signal ? { signal } : {}) })) {
+    await apply(change)
+    await saving
+  }
+  throw signal?.reason ?? new Error('the change feed stream ended')
+
+  async function apply(change: EntityChange) {
+    if (staysInSubset(change)) await options.onUpsert(entityOf(change))
+    else await options.onRemove(change.relationships.entity.data.id)
   }
 }
 

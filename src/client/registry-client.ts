@@ -1,3 +1,4 @@
+import type { WatchChangesOptions } from './watch-changes.js'
 import type { FacetField } from '../contract/fields.js'
 import type { MirrorOptions, MirrorResult } from './mirror-options.js'
 import type { EntityChange, EntityResource, FacetCounts, Page } from './types.js'
@@ -18,6 +19,11 @@ export interface ChangesOptions extends ListOptions {
    * each change says in `meta.matchesFilter` whether the entity is in the subset afterwards.
    */
   filterScope?: 'after' | 'either'
+  /**
+   * Long-poll (1 to 60): a request whose page holds no matching change is held by the server until
+   * one commits or this many seconds pass.
+   */
+  waitSeconds?: number
 }
 
 export interface DownloadOptions {
@@ -42,6 +48,12 @@ export interface RegistryClient {
   /** The feed's changes from `after` up to the head, then the iteration ends. */
   changes(options?: ChangesOptions): AsyncIterable<EntityChange>
   changePages(options?: ChangesOptions): AsyncIterable<Page<EntityChange>>
+  /**
+   * The feed's changes as they commit, never ending (until `signal` aborts or the loop breaks): server-
+   * sent events, opened again with `Last-Event-ID` whenever the stream ends, backing off on 429 and
+   * 503, so that no change is missed or repeated across reconnections and instances.
+   */
+  watchChanges(options?: WatchChangesOptions): AsyncIterable<EntityChange>
   /** Up to 100 entities ranked for `q` (GFFS: qualifiers filter, words and phrases rank). */
   search(q: string, options?: { signal?: AbortSignal }): Promise<EntityResource[]>
   /**

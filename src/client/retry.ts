@@ -13,7 +13,7 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /**
- * How long to wait before retry number `attempt` (0-based): a 429's `Retry-After` when it gives one,
+ * How long to wait before retry number `attempt` (0-based): a 429's or 503's `Retry-After` when it gives one,
  * else exponential backoff with full jitter (AWS's "full jitter": random between 0 and the cap).
  */
 export function retryDelayMs(attempt: number, retryAfter: string | null, options: Required<RetryOptions>, random = Math.random): number {

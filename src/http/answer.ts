@@ -15,6 +15,11 @@ export interface RequestView {
 export interface ClientInfo {
   /** The client's IP address; behind a trusted proxy (`trustProxy`), the one the proxy saw. */
   address?: string
+  /**
+   * Lifts the adapter's idle timeouts for this request's connection, called when the request is to
+   * wait (a long-poll) or to stream (server-sent events): its own heartbeats and bounds then apply.
+   */
+  holdOpen?: () => void
 }
 
 /** A response before it is a Web `Response`: `registry.answer` gives it, and the Node adapter writes it as it is. */

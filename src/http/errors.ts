@@ -4,6 +4,7 @@ export type ErrorCode =
   | 'nested_field_path'
   | 'free_text_not_allowed'
   | 'invalid_pagination'
+  | 'invalid_wait'
   | 'invalid_id'
   | 'unknown_parameter'
   | 'filter_too_broad'
@@ -19,6 +20,7 @@ export type ErrorCode =
   | 'store_unavailable'
   | 'blobs_unavailable'
   | 'rate_limit_unavailable'
+  | 'too_many_waiting'
   | 'internal_error'
 
 const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
@@ -27,6 +29,7 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   nested_field_path: [400, 'Nested field path'],
   free_text_not_allowed: [400, 'Free text not allowed'],
   invalid_pagination: [400, 'Invalid pagination'],
+  invalid_wait: [400, 'Invalid wait'],
   invalid_id: [400, 'Invalid id'],
   unknown_parameter: [400, 'Unknown parameter'],
   filter_too_broad: [400, 'Filter too broad'],
@@ -42,6 +45,7 @@ const STATUS_AND_TITLE: Record<ErrorCode, [number, string]> = {
   store_unavailable: [503, 'Store unavailable'],
   blobs_unavailable: [503, 'Renditions unavailable'],
   rate_limit_unavailable: [503, 'Rate limiter unavailable'],
+  too_many_waiting: [503, 'Too many waiting requests'],
   internal_error: [500, 'Internal server error'],
 }
 

@@ -11,6 +11,7 @@ const MEANING: Record<ErrorCode, string> = {
   nested_field_path: 'A filter names a nested field path.',
   free_text_not_allowed: 'A filter holds free text: words and phrases are for `/v1/search`.',
   invalid_pagination: '`page[limit]` or `page[after]` is invalid, or given twice, or a `page[...]` parameter this endpoint does not take.',
+  invalid_wait: '`waitSeconds` is not a whole number from 1 to 60, or is given twice.',
   invalid_id: 'An id in the path is malformed: an entity id is `[0-9a-z]+`, a rendition file `rnd_`, 32 lowercase hex digits and an extension.',
   unknown_parameter: 'A parameter of lowercase letters this endpoint does not take (`source.parameter` names it).',
   filter_too_broad: 'The filter matches too many entities to count.',
@@ -26,6 +27,7 @@ const MEANING: Record<ErrorCode, string> = {
   store_unavailable: 'The store is away.',
   blobs_unavailable: 'The rendition store is away.',
   rate_limit_unavailable: 'The rate limiter is away.',
+  too_many_waiting: 'As many long-polls and event streams wait on this instance as it holds (`--max-waiting`): retry after `Retry-After`, or on another instance.',
   internal_error: 'An unexpected failure: reported to the operator, never shown in the answer.',
 }
 
@@ -38,6 +40,7 @@ const HEADERS: Partial<Record<ErrorCode, Record<string, ReturnType<typeof header
   method_not_allowed: { Allow: header('The methods the path answers.') },
   range_not_satisfiable: { 'Content-Range': header('`bytes */SIZE`.') },
   rate_limited: RETRY_AFTER,
+  too_many_waiting: RETRY_AFTER,
   store_unavailable: RETRY_AFTER,
   blobs_unavailable: RETRY_AFTER,
   rate_limit_unavailable: RETRY_AFTER,

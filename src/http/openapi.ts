@@ -99,10 +99,30 @@ export function createOpenApiDocument(serverUrl: string): Record<string, unknown
               '`either`: a change matches when the snapshot before or after it matches the filter, and carries `meta.matchesFilter`. Default `after`: the post-change snapshot only, as the interface specifies.',
               { type: 'string', enum: ['after', 'either'], default: 'after' },
             ),
+            query(
+              'waitSeconds',
+              'Long-poll: when the page after the cursor holds no matching change, hold the request until one commits (on any instance) or this many seconds pass, then answer as usual (`meta.cursor` past the changes scanned). A change that does not match does not end the wait.',
+              { type: 'integer', minimum: 1, maximum: 60 },
+            ),
+            {
+              name: 'Last-Event-ID',
+              in: 'header',
+              required: false,
+              description: 'With `Accept: text/event-stream`: the id of the last event received (a change or a cursor); the stream resumes after it, in place of `page[after]`.',
+              schema: { type: 'string', pattern: '^echg_[0-9a-z]{12}$' },
+            },
           ],
           responses: {
-            '200': { description: 'A page of changes.', headers: { ...PAGE_HEADERS, ...RATE_LIMIT_HEADERS }, ...jsonApi('ChangesDocument') },
-            ...errors(FILTER_ERRORS),
+            '200': {
+              description:
+                'A page of changes; or, with `Accept: text/event-stream`, server-sent events that stay open: `event: change` (`id:` the change id, `data:` the change resource as one line of JSON) for each matching change in feed order, `event: cursor` (`id:` and `data: {"cursor":...}`) where the feed moved past changes that do not match, and a comment line at least every 15 s.',
+              headers: { ...PAGE_HEADERS, ...RATE_LIMIT_HEADERS },
+              content: {
+                ...jsonApi('ChangesDocument').content,
+                'text/event-stream': { schema: { type: 'string', description: 'Server-sent events (`event: change`, `event: cursor`).' } },
+              },
+            },
+            ...errors([...FILTER_ERRORS, 'invalid_wait', 'too_many_waiting']),
           },
         },
       },

@@ -26,6 +26,7 @@ export function checkParameters(url: URL, allowed: readonly string[]): void {
 }
 
 function codeFor(name: string): ErrorCode {
+  if (name === 'waitSeconds') return 'invalid_wait'
   return name.startsWith('page[') ? 'invalid_pagination' : 'invalid_filter'
 }
 

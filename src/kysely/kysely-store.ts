@@ -16,6 +16,8 @@ import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type Par
 import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName, type SqlDialect } from './sql-dialect.js'
+import type { ChangeNotifier } from '../ports/change-notifier.js'
+import { combineNotifiers, createLocalNotifier, pollingNotifier } from '../live-feed/notifiers.js'
 
 /** Settings every Kysely store takes. */
 export interface StoreTuning {
@@ -69,6 +71,17 @@ export interface ImmediateReads {
 }
 
 /**
+ * How the store hears of commits by other processes, for the change feed's waiting requests (its own
+ * are heard of as they commit): a notifier made over the store (given its `db` and a read of the
+ * feed's head on it), or null where no other process writes (PGlite, SQLite `:memory:`). Default:
+ * the feed's head read every 250 ms while a request waits.
+ */
+export type CommitWatch = ((store: { db: Kysely<RegistryDatabase>; readHead: () => Promise<string | null> }) => ChangeNotifier) | null
+
+/** How often the feed's head is read for a store that has no better way to hear of commits (and a replica's, of its replay). */
+const HEAD_POLL_MS = 250
+
+/**
  * The store over a Kysely instance made for it alone (and a replica's, `readDb`), which it
  * destroys if opening fails (the factories for SQLite, PostgreSQL and PGlite use this).
  */
@@ -77,9 +90,10 @@ export async function createOwningStore<DB>(
   dialect: DialectName,
   tuning: StoreTuning & { readDb?: Kysely<DB> } = {},
   readNow: ImmediateReads = { db: null },
+  commits?: CommitWatch,
 ): Promise<KyselyStore> {
   try {
-    return await openKyselyStore({ ...tuning, db, dialect }, readNow)
+    return await openKyselyStore({ ...tuning, db, dialect }, readNow, commits)
   } catch (error) {
     await db.destroy()
     await tuning.readDb?.destroy()
@@ -92,20 +106,36 @@ export function createKyselyStore<DB>(options: KyselyStoreOptions<DB>): Promise<
   return openKyselyStore(options, { db: null })
 }
 
-async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: ImmediateReads): Promise<KyselyStore> {
+async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: ImmediateReads, commits?: CommitWatch): Promise<KyselyStore> {
   const db = options.db as unknown as Kysely<RegistryDatabase>
   const dialect = await resolveDialect(db, options.dialect)
   await migrateToLatest(db, dialect)
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
-  const warehouse = createWarehouse(createKyselyWarehouseBackend(db, dialect))
-  const primary = storeOver(db, db, warehouse, dialect, options, readNow.db)
-  if (options.readDb === undefined) return primary
-  const readDb = options.readDb as unknown as Kysely<RegistryDatabase>
+  const local = createLocalNotifier()
+  const warehouse = createWarehouse(createKyselyWarehouseBackend(db, dialect, () => local.notify()))
+  const primaryStore = storeOver(db, db, warehouse, dialect, options, readNow.db)
+  const others = commits === null ? undefined : commits === undefined ? pollingNotifier(primaryStore.feedHead, HEAD_POLL_MS) : commits({ db, readHead: primaryStore.feedHead })
+  const replica =
+    options.readDb === undefined ? undefined : storeOver(db, options.readDb as unknown as Kysely<RegistryDatabase>, warehouse, dialect, options, readNow.readDb ?? null)
+  // Reads from a replica see a commit only once it has replayed it: its head is read too.
+  const notifiers = [local, ...(others ? [others] : []), ...(replica ? [pollingNotifier(replica.feedHead, HEAD_POLL_MS)] : [])]
+  const changeNotifier = notifiers.length === 1 ? local : combineNotifiers(...notifiers)
+  const primary: KyselyStore = Object.assign(primaryStore, {
+    changeNotifier,
+    async close() {
+      await changeNotifier.close?.()
+      await db.destroy()
+    },
+  })
+  if (replica === undefined) return primary
+  const readDb = replica.readDb
   const onReplica = createKyselyApiKeyStore(readDb)
   return {
-    ...storeOver(db, readDb, warehouse, dialect, options, readNow.readDb ?? null),
+    ...replica,
+    changeNotifier,
     primary,
     close: async () => {
+      await changeNotifier.close?.()
       await readDb.destroy()
       await db.destroy()
     },

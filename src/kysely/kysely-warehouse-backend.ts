@@ -11,13 +11,15 @@ import type { SqlDialect } from './sql-dialect.js'
 /**
  * The warehouse's write primitive over Kysely. Each transaction holds one connection and begins
  * with the dialect's serializing statements, so that change records commit in `seq` order.
+ * `onCommit`: called after each commit (this process's waiting requests hear of it at once).
  */
-export function createKyselyWarehouseBackend(db: Kysely<RegistryDatabase>, dialect: SqlDialect): WarehouseBackend {
+export function createKyselyWarehouseBackend(db: Kysely<RegistryDatabase>, dialect: SqlDialect, onCommit: () => void = () => {}): WarehouseBackend {
   return {
     transaction: <T>(work: (tx: WarehouseTransaction) => Promise<T>) =>
       // Kysely's transaction() cannot begin IMMEDIATE on SQLite, so begin and end it here.
       db.connection().execute(async (connection) => {
         const result = await inTransaction(connection, dialect, work)
+        onCommit()
         // The write has committed: a failure to refresh statistics must not report it as failed.
         for (const statement of dialect.refreshStatistics.afterWrite) {
           await statement.execute(connection).catch(() => undefined)
@@ -132,6 +134,7 @@ function warehouseTransaction(connection: Kysely<RegistryDatabase>, dialect: Sql
         keepingPrivate: writes.filter((write) => write.keepPrivate).map((write) => write.row),
         changes: changeRows,
       })
+      if (changeRows.length > 0 && dialect.announceChanges !== null) await dialect.announceChanges.execute(connection)
     },
   }
 }

@@ -1,4 +1,4 @@
-import { Kysely, PGliteDialect, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely'
+import { Kysely, PGliteDialect, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import { DependencyUnavailableError } from '../ports/dependency.js'
 import { overriding } from './overriding.js'
 import { createOwningStore, type KyselyStore, type StoreTuning } from './kysely-store.js'
@@ -6,6 +6,7 @@ import type { ImmediateRead } from './query-shapes.js'
 import { asStoreError, poolBusyError } from './store-errors.js'
 import type { ConnectionPoolUse } from './connection-pool-use.js'
 import { DIRECT_SESSION_QUERY, isDirectSession } from './direct-session.js'
+import { FEED_CHANNEL, postgresNotifier, type FeedNotifications, type ListenClient } from './postgres-notifications.js'
 
 export interface PostgresConnectionOptions {
   /**
@@ -19,6 +20,15 @@ export interface PostgresConnectionOptions {
    * `pg_terminate_backend`); the pool drops that connection and makes a new one when needed.
    */
   onConnectionError?: (error: Error) => void
+  /**
+   * How waiting change-feed requests hear of commits by other processes and instances (default
+   * `auto`): `listen` (`LISTEN` on one connection an instance), `poll` (the feed's head read every
+   * 250 ms: through a transaction pooler such as PgBouncer), or `auto` (`listen`, unless a
+   * notification sent after `LISTEN` does not come back, as through a transaction pooler).
+   */
+  feedNotifications?: FeedNotifications
+  /** Told when `auto` falls back to reading the feed's head. */
+  onFeedPolling?: (reason: string) => void
 }
 
 /**
@@ -85,10 +95,39 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const primaryPoolSize = 'poolSize' in options ? options.poolSize : undefined
   const replica =
     readFrom && connect('connectionString' in readFrom && readFrom.poolSize === undefined && primaryPoolSize !== undefined ? { ...readFrom, poolSize: primaryPoolSize } : readFrom)
-  const store = await createOwningStore(primary.db, 'postgres', { ...options, ...(replica ? { readDb: replica.db } : {}) }, { db: primary.read, ...(replica ? { readDb: replica.read } : {}) })
+  // The listening connection is the notifier's own (on the primary, where the writers notify): a given
+  // pool lends one for as long as it listens.
+  const listen = async (): Promise<ListenClient> => {
+    if ('pool' in options) {
+      const client = (await options.pool.connect()) as PostgresPoolClient & ListenEvents
+      client.on('error', () => {})
+      return Object.assign(client, { close: async () => (client as unknown as { release(destroy: boolean): void }).release(true) })
+    }
+    const client = new pg.Client({ connectionString: options.connectionString, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS })
+    client.on('error', () => {})
+    await client.connect()
+    return Object.assign(client as unknown as ListenEvents, { close: () => client.end() })
+  }
+  const store = await createOwningStore(
+    primary.db,
+    'postgres',
+    { ...options, ...(replica ? { readDb: replica.db } : {}) },
+    { db: primary.read, ...(replica ? { readDb: replica.read } : {}) },
+    ({ db, readHead }) =>
+      postgresNotifier({
+        mode: options.feedNotifications ?? 'auto',
+        connect: listen,
+        notify: async (payload) => void (await sql`select pg_notify(${FEED_CHANNEL}, ${payload})`.execute(db)),
+        readHead,
+        ...(options.onFeedPolling ? { onPolling: options.onFeedPolling } : {}),
+      }),
+  )
   // The pool the requests wait on: the replica's when there is one.
   return Object.assign(store, { connectionPool: (replica ?? primary).use })
 }
+
+/** The events of a `pg` client the listener hears. */
+type ListenEvents = Omit<ListenClient, 'close'>
 
 /** PostgreSQL's `bigint` (the change feed's sequence numbers). */
 const INT8 = 20
@@ -280,5 +319,6 @@ export async function createPgliteStore({ dataDir, extensions, ...tuning }: Pgli
       cause,
     })
   })
-  return createOwningStore(new Kysely({ dialect: new PGliteDialect({ pglite: new PGlite(dataDir, extensions ? { extensions: extensions as never } : {}) }) }), 'postgres', tuning)
+  // In process: no other process writes to it, and its own commits are heard as they are made.
+  return createOwningStore(new Kysely({ dialect: new PGliteDialect({ pglite: new PGlite(dataDir, extensions ? { extensions: extensions as never } : {}) }) }), 'postgres', tuning, { db: null }, null)
 }

@@ -1,6 +1,7 @@
 import type { BulkWrites } from './bulk-writes.js'
 import { postgresBulkWrites } from './postgres-bulk.js'
 import { sqliteBulkWrites } from './sqlite-bulk.js'
+import { FEED_CHANNEL } from './postgres-notifications.js'
 import { sql, type ColumnBuilderCallback, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely'
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -14,6 +15,11 @@ export interface SqlDialect {
   sequence: { dataType: RawBuilder<unknown>; define: ColumnBuilderCallback }
   /** Statements that open a write transaction serialized with every other writer. */
   beginWrite: RawBuilder<unknown>[]
+  /**
+   * Run in a write transaction that appended changes: tells other processes of the commit (null where
+   * they notice it otherwise: SQLite's `data_version`).
+   */
+  announceChanges: RawBuilder<unknown> | null
   /** Statements that keep the query planner's statistics current, on open and after each write. */
   refreshStatistics: { onOpen: RawBuilder<unknown>[]; afterWrite: RawBuilder<unknown>[] }
   /** Whether `column`, case-folded as `foldCase` does, contains `foldedNeedle`. */
@@ -65,6 +71,7 @@ const sqlite: SqlDialect = {
   sequence: { dataType: sql`integer`, define: (column) => column.primaryKey().autoIncrement() },
   // A deferred BEGIN would take the write lock only at the first write, after the merge checks read.
   beginWrite: [sql`begin immediate`],
+  announceChanges: null,
   // Without statistics SQLite may walk a (column, id) index of a common value when another
   // qualifier's is rare: 12 ms instead of 0.3 ms a page at 1M rows. `optimize` analyzes only the
   // tables that changed size tenfold since their last analysis, so after most writes it does nothing.
@@ -118,6 +125,8 @@ function postgres(foldCollation: string): SqlDialect {
     // plan, made while a table was small, scans it whole once it is large (an import's preload of
     // 500 ids took 300 to 600 ms at 20,000 rows until autovacuum analyzed the table).
     beginWrite: [sql`begin`, sql`select pg_advisory_xact_lock(${sql.lit(WRITER_LOCK_KEY)})`, sql`set local plan_cache_mode = force_custom_plan`],
+    // Delivered at commit, to every session that listens (one an instance): the schema says whose feed.
+    announceChanges: sql`select pg_notify(${sql.lit(FEED_CHANNEL)}, current_schema())`,
     refreshStatistics: { onOpen: [ANALYZE_STALE_TABLES], afterWrite: [ANALYZE_STALE_TABLES] },
     containsFolded: (column, foldedNeedle) =>
       sql<SqlBool>`strpos(lower(${column} collate ${sql.id(foldCollation)}), ${foldedNeedle}) > 0`,

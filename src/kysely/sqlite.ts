@@ -5,6 +5,7 @@ import type { ImmediateRead } from './query-shapes.js'
 import { SQLITE_FOLD_FUNCTION } from './sql-dialect.js'
 import { setNewest } from '../bounded-map.js'
 import { asStoreError } from './store-errors.js'
+import { sqliteCommitNotifier } from './sqlite-commits.js'
 
 export interface SqliteStoreOptions extends StoreTuning {
   /** A database file (created when missing), or `:memory:`. */
@@ -30,7 +31,9 @@ export async function createSqliteStore({ file, ...tuning }: SqliteStoreOptions)
   database.exec('pragma synchronous = NORMAL')
   registerSqliteFunctions(database)
   const dialect = new ConnectionUseDialect({ database: withStatementCache(database) })
-  return createOwningStore(new Kysely({ dialect }), 'sqlite', tuning, { db: dialect.readNow })
+  // A database in memory is this connection's alone: no other process commits to it.
+  const commits = file === ':memory:' || file === '' ? null : () => sqliteCommitNotifier(file, openSqliteConnection)
+  return createOwningStore(new Kysely({ dialect }), 'sqlite', tuning, { db: dialect.readNow }, commits)
 }
 
 /**

@@ -7,6 +7,7 @@ import type { NewChange, WarehouseBackend, WarehouseTransaction } from '../ports
 import { createWarehouse } from '../warehouse/operations.js'
 import { createMemoryApiKeyStore } from './memory-api-key-store.js'
 import { tallyFacets } from '../contract/facets.js'
+import { createLocalNotifier } from '../live-feed/notifiers.js'
 
 /**
  * Every store port in memory: for tests, and the reference for a custom store. Lists scan all
@@ -20,6 +21,7 @@ export function createMemoryStore(): RegistryStore {
   const previousSnapshots: PublicSnapshot[] = []
   // Serializes write transactions, as the SQL stores do.
   let writeQueue: Promise<unknown> = Promise.resolve()
+  const commits = createLocalNotifier()
 
   const transaction: WarehouseTransaction = {
     getEntity: async (id) => entities.get(id) ?? null,
@@ -36,7 +38,8 @@ export function createMemoryStore(): RegistryStore {
     transaction<T>(work: (tx: WarehouseTransaction) => Promise<T>): Promise<T> {
       const result = writeQueue.then(() => work(transaction))
       writeQueue = result.catch(() => undefined)
-      return result
+      // Whether or not it appended a change: a wake for nothing costs a read of the feed's head.
+      return result.finally(() => commits.notify())
     },
     async snapshotIds() {
       const named = new Set<string>()
@@ -53,6 +56,7 @@ export function createMemoryStore(): RegistryStore {
 
   return {
     warehouse: createWarehouse(backend),
+    changeNotifier: commits,
 
     async listEntities({ qualifiers, after, limit }: ListEntitiesQuery): Promise<EntityPage> {
       const matching = [...entities.values()]

@@ -86,6 +86,8 @@ export interface EmbeddedRegistryOptions {
   logger?: Logger
   /** Keep Prometheus metrics (served by `admin`'s `/metrics`); default true. */
   metrics?: boolean
+  /** Long-polls and event streams of the change feed waiting at once at most (`createRegistry`'s `maxWaiting`). */
+  maxWaiting?: number
 }
 
 export interface EmbeddedRegistry {
@@ -94,7 +96,10 @@ export interface EmbeddedRegistry {
   admin: AdminHandler
   /** Its metrics, when kept. */
   metrics: Metrics | undefined
-  /** Turns `/ready` to 503 for good: the first step of a graceful shutdown. */
+  /**
+   * Turns `/ready` to 503 for good, and answers or ends every long-poll and event stream of the
+   * change feed: the first step of a graceful shutdown.
+   */
   drain(): void
   /** Stops indexing and closes the store, the search index and the rate limiter. */
   close(): Promise<void>
@@ -213,12 +218,17 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
     ...(options.authFailureLimit === undefined ? {} : { authFailureLimit: options.authFailureLimit }),
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
     ...(options.explorer ? { explorer: true } : {}),
+    ...(options.maxWaiting === undefined ? {} : { maxWaiting: options.maxWaiting }),
   })
+  metrics?.observeWaiting(() => registry.waiting())
   return {
     registry,
     admin: createAdminHandler({ readiness, ...(metrics ? { metrics } : {}) }),
     metrics,
-    drain: () => readiness.drain(),
+    drain() {
+      readiness.drain()
+      registry.stopWaiting()
+    },
     async close() {
       clearTimeout(openTimer)
       await (await opening)?.close()

@@ -2,6 +2,7 @@ import type { StoredChange, StoredEntity } from '../contract/entity.js'
 import type { FacetField } from '../contract/fields.js'
 import type { ResourceTemplate } from '../contract/resource-template.js'
 import type { Qualifier } from '../gffs/types.js'
+import type { ChangeNotifier } from './change-notifier.js'
 
 export interface ListEntitiesQuery {
   /** ANDed together (`matchesQualifiers` evaluates them); none lists every canonical entity. */
@@ -134,4 +135,9 @@ export interface EntityStore {
   feedHead(): Promise<string | null>
   /** Whether a change id could have come from this store (its cursor format). */
   isChangeId(id: string): boolean
+  /**
+   * Optional: what tells of commits to the feed, in this process and others (long-polls and event
+   * streams wait on it). Without one, the registry reads `feedHead()` every 250 ms while any waits.
+   */
+  readonly changeNotifier?: ChangeNotifier
 }

@@ -1,4 +1,5 @@
 export type * from './entity-store.js'
+export type * from './change-notifier.js'
 export type * from './store.js'
 export type * from './warehouse-backend.js'
 export type * from './auth.js'

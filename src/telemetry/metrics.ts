@@ -30,6 +30,8 @@ export interface Metrics {
   readonly importLines: Counter<'result'>
   /** Reads the gauges' values from these, at each scrape. */
   observe(sources: MetricSources): void
+  /** Reads the change feed's waiting requests (`registry.waiting`), at each scrape. */
+  observeWaiting(read: () => { longPolls: number; streams: number }): void
 }
 
 export interface MetricsOptions {
@@ -44,6 +46,7 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
   if (processMetrics) collectDefaultMetrics({ register, prefix })
   const registers = [register]
   let sources: MetricSources = {}
+  let waiting: (() => { longPolls: number; streams: number }) | undefined
 
   /** A gauge whose value is read when scraped; one whose source fails (the store away) keeps its last value. */
   const scraped = (name: string, help: string, read: () => Promise<number | null | undefined>) =>
@@ -58,6 +61,8 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
     })
   scraped('feed_head', 'The change feed head position (sequence number of the newest change)', async () => sources.feedHead?.())
   scraped('search_index_lag_changes', 'Changes of the feed the search index has not applied yet', async () => (await sources.searchLag?.())?.changes)
+  scraped('change_feed_long_polls_waiting', 'Long-polls (waitSeconds) of the change feed waiting for a change', async () => waiting?.().longPolls)
+  scraped('change_feed_streams_open', 'Event streams (text/event-stream) of the change feed open', async () => waiting?.().streams)
   const pool = async () => sources.storePool?.()
   scraped('store_pool_size', 'The most connections the store\'s pool holds to the database (--pool-size)', async () => (await pool())?.size)
   scraped('store_pool_busy_connections', 'Connections of the store\'s pool lent out now', async () => (await pool())?.busy)
@@ -81,6 +86,9 @@ export function createMetrics({ processMetrics = true, prefix = 'entity_registry
     importLines: new Counter({ name: `${prefix}import_lines_total`, help: 'Import lines by result: applied, unchanged, rejected', labelNames: ['result'], registers }),
     observe(given) {
       sources = given
+    },
+    observeWaiting(read) {
+      waiting = read
     },
   }
 }

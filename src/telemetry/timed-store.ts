@@ -23,5 +23,6 @@ export function timedStore(store: EntityStore, metrics: Metrics): EntityStore {
     countFacets: timed('count_facets', (query) => store.countFacets(query)),
     feedHead: timed('feed_head', () => store.feedHead()),
     isChangeId: (id) => store.isChangeId(id),
+    ...(store.changeNotifier === undefined ? {} : { changeNotifier: store.changeNotifier }),
   }
 }

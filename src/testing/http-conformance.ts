@@ -8,6 +8,7 @@ import {
   facetsDocumentSchema,
   searchDocumentSchema,
 } from '../contract/schemas.js'
+import { readServerSentEvents, type ServerSentEvent } from '../client/server-sent-events.js'
 
 /**
  * The HTTP conformance suite: what any deployment of the registry answers, whatever runs it (Node,
@@ -205,6 +206,45 @@ export const httpConformanceCases: readonly ConformanceCase[] = [
     },
   },
   {
+    name: 'holds a long-poll at the head of the feed for waitSeconds, then answers its cursor; refuses a bad waitSeconds',
+    async run(target) {
+      for (const value of ['0', '61', 'x']) {
+        await readError(target, await get(target, `/v1/entities/changes?filter=type:person&waitSeconds=${value}`), 400, 'invalid_wait', 'waitSeconds')
+      }
+      const head = await feedHeadCursor(target)
+      const started = Date.now()
+      const waited = await readDocument(target, await get(target, `/v1/entities/changes?filter=type:person&page[after]=${head}&waitSeconds=1`), 200, changesDocumentSchema)
+      assert.deepEqual([waited.data, waited.meta.cursor], [[], head])
+      assert.ok(Date.now() - started >= 900, `held for ${Date.now() - started} ms of the 1 s asked`)
+    },
+  },
+  {
+    name: 'streams the change feed as server-sent events, each change once and in order, from Last-Event-ID',
+    async run(target) {
+      const page = await readDocument(target, await get(target, '/v1/entities/changes?filter=type:person&page[limit]=5'), 200, changesDocumentSchema)
+      const abort = new AbortController()
+      // Last-Event-ID wins over page[after].
+      const response = await get(target, `/v1/entities/changes?filter=type:person&page[after]=${page.data[3]!.id}`, {
+        headers: { Accept: 'text/event-stream', 'Last-Event-ID': page.data[0]!.id },
+        signal: abort.signal,
+      })
+      try {
+        assert.equal(response.status, 200)
+        assert.equal(response.headers.get('content-type'), 'text/event-stream')
+        assert.equal(response.headers.get('access-control-allow-origin'), '*')
+        const events = await readEventBlocks(response.body!, 4)
+        assert.deepEqual(
+          events.map((event) => [event.event, event.id]),
+          page.data.slice(1, 5).map((change) => ['change', change.id]),
+        )
+        assert.deepEqual(events.map((event) => (JSON.parse(event.data) as { id: string }).id), page.data.slice(1, 5).map((change) => change.id))
+      } finally {
+        abort.abort()
+      }
+      await readError(target, await get(target, '/v1/entities/changes?filter=type:person', { headers: { Accept: 'text/event-stream', 'Last-Event-ID': 'not-a-change' } }), 400, 'invalid_pagination')
+    },
+  },
+  {
     name: 'searches, or says search is switched off with 404',
     async run(target) {
       const response = await get(target, '/v1/search?q=senator%20arkansas')
@@ -282,3 +322,26 @@ export const httpConformanceCases: readonly ConformanceCase[] = [
     },
   },
 ]
+
+/** The feed's head as a person filter's cursor reaches it: the cursor of the last page. */
+async function feedHeadCursor(target: ConformanceTarget): Promise<string> {
+  let next: string | undefined = '/v1/entities/changes?filter=type:person'
+  let cursor = ''
+  while (next !== undefined) {
+    const document: z.infer<typeof changesDocumentSchema> = await readDocument(target, await get(target, next), 200, changesDocumentSchema)
+    cursor = document.meta.cursor!
+    next = document.links.next
+  }
+  return cursor
+}
+
+/** The first `count` events of a server-sent event stream, within 20 s; the stream is then cancelled. */
+async function readEventBlocks(body: ReadableStream<Uint8Array>, count: number): Promise<ServerSentEvent[]> {
+  const events: ServerSentEvent[] = []
+  const deadline = Date.now() + 20_000
+  for await (const event of readServerSentEvents(body)) {
+    events.push(event)
+    if (events.length === count || Date.now() > deadline) break
+  }
+  return events
+}

@@ -32,6 +32,7 @@ const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core
 describe.skipIf(missing !== null)(`the explorer in Chromium${missing ? ` skipped: ${missing}` : ''}`, () => {
   let api: RunningServer
   let browser: Browser
+  let store: ReturnType<typeof createMemoryStore>
   /** What every page said on its console or threw, and every dialog a script opened: the tests expect none. */
   const troubles: string[] = []
 
@@ -85,7 +86,7 @@ describe.skipIf(missing !== null)(`the explorer in Chromium${missing ? ` skipped
   }
 
   beforeAll(async () => {
-    const store = createMemoryStore()
+    store = createMemoryStore()
     const blobs = await importDemo(store.warehouse, createMemoryBlobStore())
     const extra = [
       JSON.stringify({ id: 'hostile1', type: 'person', name: HOSTILE_NAME, title: HOSTILE_TITLE, jurisdiction: 'US-WA', status: 'serving' }),
@@ -226,6 +227,17 @@ describe.skipIf(missing !== null)(`the explorer in Chromium${missing ? ` skipped
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'])
     await page.getByRole('button', { name: 'Copy as curl' }).click()
     await eventually(() => page.evaluate(() => navigator.clipboard.readText())).toBe(`curl -H "Authorization: Bearer $KEY" '${address}'`)
+    await expectAccessible(page)
+    expect(troubles).toEqual([])
+  })
+
+  it('adds the changes made while it shows the head of the feed, as they are made', async () => {
+    const page = await open(`/explore?view=changes&filter=${encodeURIComponent('type:legislation')}#key=${API_KEY}`)
+    await eventually(() => page.getByText('Following the feed').count()).toBe(1)
+    await store.warehouse.upsert({ id: 'livebill1', type: 'legislation', name: 'A bill made while watching' })
+    // A change that does not match the filter shows nowhere.
+    await store.warehouse.upsert({ id: 'liveperson1', type: 'person', name: 'Not a bill' })
+    await eventually(() => page.getByRole('region', { name: 'New changes' }).locator('tbody tr td:nth-child(3)').allTextContents()).toEqual(['livebill1'])
     await expectAccessible(page)
     expect(troubles).toEqual([])
   })

@@ -165,6 +165,34 @@ describe('mirror', () => {
       await rm(directory, { recursive: true, force: true })
     }
   })
+
+  it("live: applies a change as soon as it commits, following the feed's event stream instead of polling it", async () => {
+    const store = createMemoryStore()
+    await store.warehouse.upsert({ id: 'p1', type: 'person', name: 'p1', jurisdiction: 'US-WA' })
+    const server = await serve(createRegistry({ store, auth: createApiKeyAuthenticator({ keys: [API_KEY] }) }), { port: 0 })
+    const stop = new AbortController()
+    try {
+      const client = createClient({ baseUrl: server.url, apiKey: API_KEY })
+      const copy = new Set<string>()
+      let applied: () => void = () => {}
+      const running = client
+        .mirror({ filter: WA, live: true, pollIntervalMs: 60_000, signal: stop.signal, onUpsert: (entity) => (copy.add(entity.id), applied()), onRemove: (id) => void copy.delete(id) })
+        .catch(() => undefined)
+      await expect.poll(() => copy.has('p1')).toBe(true)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const seen = new Promise<void>((resolve) => (applied = resolve))
+      const started = performance.now()
+      await store.warehouse.upsert({ id: 'p2', type: 'person', name: 'p2', jurisdiction: 'US-WA' })
+      await seen
+      // Well before the 60 s a poll would wait.
+      expect(performance.now() - started).toBeLessThan(5000)
+      expect([...copy].sort()).toEqual(['p1', 'p2'])
+      stop.abort()
+      await running
+    } finally {
+      await server.close()
+    }
+  })
 })
 
 function runWriter(location: string, seed: number, count: number): Promise<void> {

@@ -113,6 +113,7 @@ it('answers only what the OpenAPI document declares, and all of it', { timeout: 
     '/v1/entities/changes?filter=texts.type:bill',
     '/v1/entities/changes?filter=health',
     '/v1/entities/changes?filter=type:person&filterScope=sideways',
+    '/v1/entities/changes?filter=type:person&waitSeconds=0',
     '/v1/entities/changes?filter=type:person&page[after]=hr3590111',
     '/v1/entities/NOT-AN-ID',
     '/v1/entities/nosuch',
@@ -137,6 +138,8 @@ it('answers only what the OpenAPI document declares, and all of it', { timeout: 
 
   const limited = registryWith({ rateLimit: createTokenBucketRateLimiter({ limit: 1 }) })
   await limited.fetch(new Request(`${BASE}/v1/entities/hr3590111`, { headers: { Authorization: `Bearer ${API_KEY}` } }))
+  const noRoomToWait = registryWith({ maxWaiting: 0 })
+  const feedHead = (await main.fetch(new Request(`${BASE}/v1/entities?page[limit]=1`, { headers: { Authorization: `Bearer ${API_KEY}` } }))).headers.get('Change-Feed-Head')!
   const limiterAway = registryWith({ rateLimit: { take: () => Promise.reject(new DependencyUnavailableError('rate_limit', 'Redis is away', 3)) } })
   const storeGone = registryWith({ store: failing(store, storeAway), search: { search: () => Promise.reject(storeAway()), lag: async () => 0 } })
   // Its search finds nothing, so that search's own read of the store fails too.
@@ -170,6 +173,8 @@ it('answers only what the OpenAPI document declares, and all of it', { timeout: 
       { registry: main, method, path: download, headers: { 'If-None-Match': etag } },
       { registry: main, method, path: download, headers: { 'If-None-Match': `"other", W/${etag}` } },
       { registry: blobsGone, method, path: download },
+      // No room to wait: a long-poll at the head is refused.
+      { registry: noRoomToWait, method, path: `/v1/entities/changes?filter=type:person&page[after]=${feedHead}&waitSeconds=1` },
       { registry: narrow, method, path: '/v1/search?q=health' },
       { registry: narrow, method, path: '/v1/facets?filter=name:Health' },
       { registry: searchBroken, method, path: '/v1/search?q=health' },

@@ -27,6 +27,11 @@ export interface Api {
   get<T>(address: string, signal?: AbortSignal): Promise<ApiAnswer<T>>
   /** A rendition (`links.content`): its bytes (GET) or only its headers (HEAD), with the key. */
   fetchBytes(address: string, init?: { method?: 'GET' | 'HEAD'; signal?: AbortSignal }): Promise<Response>
+  /**
+   * The change feed's server-sent events from after `lastEventId`: fetched, with the key (an
+   * EventSource sends no Authorization header), to be read as it comes.
+   */
+  stream(address: string, lastEventId: string | null, signal: AbortSignal): Promise<Response>
 }
 
 export function createApi(basePath: string, key: string): Api {
@@ -48,6 +53,8 @@ export function createApi(basePath: string, key: string): Api {
       return { url: address, document: (await response.json()) as ApiDocument<T>, headers: response.headers }
     },
     fetchBytes: (address, init = {}) => send(address, init),
+    stream: (address, lastEventId, signal) =>
+      send(address, { headers: { Accept: 'text/event-stream', ...(lastEventId === null ? {} : { 'Last-Event-ID': lastEventId }) }, signal }),
   }
 }
 

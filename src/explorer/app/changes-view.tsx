@@ -1,4 +1,7 @@
+import { useEffect, useState } from 'preact/hooks'
+import { readServerSentEvents } from '../../client/server-sent-events.js'
 import type { EntityChange } from '../../client/types.js'
+import type { Api } from './api.js'
 import { Link, pageOf, parameterError, useApiGet, useExplorer } from './context.js'
 import { ApiRequest, entityLabel, FILTER_HINT, LIST_PAGE_SIZE, LoadState, QueryForm, ScrollingTable } from './parts.js'
 
@@ -11,6 +14,9 @@ export function ChangesView({ filter, after }: { filter: string; after: string |
   const address = api.address('/v1/entities/changes', { filter: filter === '' ? EVERY_CHANGE : filter, 'page[after]': after, 'page[limit]': String(LIST_PAGE_SIZE) })
   const loaded = useApiGet<EntityChange[]>(address)
   const { data: changes, next, cursor } = pageOf(loaded)
+  // At the head of the feed, the changes that commit from now on are added as they come.
+  const atHead = loaded?.state === 'done' && next === undefined
+  const live = useLiveChanges(api, atHead ? api.address('/v1/entities/changes', { filter: filter === '' ? EVERY_CHANGE : filter }) : null, cursor)
   return (
     <>
       <h1 tabIndex={-1}>Changes</h1>
@@ -34,6 +40,12 @@ export function ChangesView({ filter, after }: { filter: string; after: string |
               : `${changes.length} changes, oldest first${next ? ', more follow' : ', up to the head of the feed'}.`}
           </p>
           {changes.length > 0 && <ChangeTable label="Changes" changes={changes} />}
+          {atHead && (
+            <p role="status" class="live">
+              {live.length === 0 ? 'Following the feed: new changes appear here as they are made.' : `${live.length} new since this page opened, as they came:`}
+            </p>
+          )}
+          {live.length > 0 && <ChangeTable label="New changes" changes={live} />}
           <nav class="paging" aria-label="Pages">
             {after !== null && <Link route={{ view: 'changes', filter, after: null }}>From the start</Link>}
             {next !== undefined && cursor && (
@@ -47,6 +59,43 @@ export function ChangesView({ filter, after }: { filter: string; after: string |
       <ApiRequest label="This page" address={address} />
     </>
   )
+}
+
+/** How long after a stream ends (a server restarting) it is opened again. */
+const RECONNECT_MS = 2000
+
+/**
+ * The changes that commit after `after`, from the feed's event stream at `address` (none: no stream),
+ * opened again after `Last-Event-ID` whenever it ends; a new address or cursor starts afresh.
+ */
+function useLiveChanges(api: Api, address: string | null, after: string | null): EntityChange[] {
+  const [live, setLive] = useState<EntityChange[]>([])
+  useEffect(() => {
+    setLive([])
+    if (address === null) return
+    const controller = new AbortController()
+    let lastEventId = after
+    const follow = async () => {
+      while (!controller.signal.aborted) {
+        try {
+          const response = await api.stream(address, lastEventId, controller.signal)
+          for await (const event of readServerSentEvents(response.body!)) {
+            if (event.id) lastEventId = event.id
+            if (event.event === 'change') {
+              const change = JSON.parse(event.data) as EntityChange
+              setLive((shown) => [...shown, change])
+            }
+          }
+        } catch {
+          // Gone (the key refused, the server away): tried again below, unless the view moved on.
+        }
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS))
+      }
+    }
+    void follow()
+    return () => controller.abort()
+  }, [address, after])
+  return live
 }
 
 export function ChangeTable({ label, changes }: { label: string; changes: EntityChange[] }) {

@@ -1,0 +1,190 @@
+// The live change feed at scale: N long-polls (waitSeconds) or event streams waiting on one
+// `entity-registry serve` (SQLite, the demo data), and what they cost. Measured:
+// - the server's RSS idle and with the N waiting (goal: at most 150 MB more at 10,000);
+// - the store's queries over 10 s while they wait and nothing changes (goal: none);
+// - a get by id's latency (p50, p99) beside them against idle (goal: p99 within 2x);
+// - from a commit in another process to each waiting client's answer or event (goal: p99 <= 500 ms).
+//   node bench/live-feed.mjs [--clients 10000] [--mode stream|long-poll] [--commits 10]
+// Needs `npm run build`. The clients run in this process, the writer in a third: all on the same cores.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir, loadavg } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { KEY, machine, quantile, ROOT, startServer } from './lib.mjs'
+
+const { values: options } = parseArgs({
+  options: { clients: { type: 'string', default: '10000' }, mode: { type: 'string', default: 'stream' }, commits: { type: 'string', default: '10' } },
+})
+const clients = Number(options.clients)
+const mode = options.mode
+if (mode !== 'stream' && mode !== 'long-poll') throw new Error('--mode stream or long-poll')
+const loadAverageAtStart = loadavg().map((v) => v.toFixed(1)).join(' ')
+const data = mkdtempSync(join(tmpdir(), 'er-bench-live-'))
+const cli = join(ROOT, 'dist/cli/main.js')
+await new Promise((resolve, reject) =>
+  spawn(process.execPath, [cli, 'import', join(ROOT, 'demo/entities.jsonl'), '--data', data, '--progress', 'none'], { stdio: 'ignore' }).once('exit', (code) =>
+    code === 0 ? resolve() : reject(new Error(`import exited ${code}`)),
+  ),
+)
+const server = await startServer(process.execPath, [
+  ...['--max-old-space-size=512', cli, 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--auth-failure-limit', '0'],
+  ...['--search', 'none', '--port', '0', '--admin-port', '0', '--log', 'warn', '--max-waiting', String(clients + 100)],
+])
+const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024
+const headers = { Authorization: `Bearer ${KEY}` }
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const now = () => performance.timeOrigin + performance.now()
+
+/** Queries the store made, from /metrics (every read is timed there). */
+async function storeQueries() {
+  const text = await (await fetch(`${server.admin}/metrics`)).text()
+  return [...text.matchAll(/^entity_registry_store_query_duration_seconds_count\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+}
+
+/** p50 and p99 of gets by id, 4 at a time for `seconds`. */
+async function getLatency(seconds) {
+  const ids = ['hr3590111', 's1111', 'hconres74112']
+  const samples = []
+  const until = performance.now() + seconds * 1000
+  await Promise.all(
+    Array.from({ length: 4 }, async (_, worker) => {
+      for (let n = worker; performance.now() < until; n += 4) {
+        const started = performance.now()
+        const response = await fetch(`${server.url}/v1/entities/${ids[n % ids.length]}`, { headers })
+        await response.arrayBuffer()
+        samples.push(performance.now() - started)
+      }
+    }),
+  )
+  samples.sort((a, b) => a - b)
+  return { p50: quantile(samples, 0.5), p99: quantile(samples, 0.99), count: samples.length }
+}
+
+const PERSONS = '/v1/entities/changes?filter=type:person'
+const head = (await (await fetch(`${server.url}/v1/entities?page[limit]=1`, { headers })).headers.get('change-feed-head')) ?? null
+/** When each client last heard of a change: the commit's latency is read from these. */
+const heardAt = []
+let stop = false
+
+async function longPoller(index) {
+  let cursor = head
+  while (!stop) {
+    try {
+      const response = await fetch(`${server.url}${PERSONS}&page[after]=${cursor}&waitSeconds=60`, { headers })
+      const document = await response.json()
+      if (document.data?.length > 0) heardAt[index] = now()
+      cursor = document.meta?.cursor ?? cursor
+    } catch {
+      await sleep(1000)
+    }
+  }
+}
+
+async function streamer(index) {
+  const response = await fetch(`${server.url}${PERSONS}&page[after]=${head}`, { headers: { ...headers, Accept: 'text/event-stream' } })
+  const decoder = new TextDecoder()
+  for await (const chunk of response.body) {
+    if (decoder.decode(chunk, { stream: true }).includes('event: change')) heardAt[index] = now()
+    if (stop) break
+  }
+}
+
+/** The server's V8 heap in use and its external memory (buffers), MB, from /metrics. */
+async function heapMb() {
+  const text = await (await fetch(`${server.admin}/metrics`)).text()
+  const value = (name) => Number(new RegExp(`^entity_registry_${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) / 2 ** 20
+  return { used: value('nodejs_heap_size_used_bytes'), external: value('nodejs_external_memory_bytes') }
+}
+const idleRss = rssMb()
+const idleHeap = await heapMb()
+const idleGets = await getLatency(5)
+const started = performance.now()
+const running = []
+/** Why clients failed to open or were cut (none expected). */
+const failures = []
+for (let index = 0; index < clients; index++) {
+  running.push((mode === 'stream' ? streamer : longPoller)(index).catch((error) => failures.push(String(error?.cause ?? error))))
+  // Opened in bursts, so that the listen backlog keeps up.
+  if (index % 500 === 499) await sleep(100)
+}
+const waitingCount = async () => {
+  const text = await (await fetch(`${server.admin}/metrics`)).text()
+  const value = (name) => Number(new RegExp(`^entity_registry_${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0)
+  return value('change_feed_long_polls_waiting') + value('change_feed_streams_open')
+}
+while ((await waitingCount()) < clients && performance.now() - started < 120_000) await sleep(500)
+const waiting = await waitingCount()
+const openSeconds = (performance.now() - started) / 1000
+await sleep(3000)
+const queriesBefore = await storeQueries()
+await sleep(10_000)
+const idleQueries = (await storeQueries()) - queriesBefore
+const waitingRss = rssMb()
+const waitingHeap = await heapMb()
+const busyGets = await getLatency(5)
+
+// Commits in another process: one upsert each, its time printed once committed.
+const writer = spawn(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    `import { openStore } from ${JSON.stringify(join(ROOT, 'dist/kysely/index.js'))}
+     import { createInterface } from 'node:readline'
+     const store = await openStore(${JSON.stringify(join(data, 'registry.sqlite'))})
+     let n = 0
+     for await (const line of createInterface({ input: process.stdin })) {
+       await store.warehouse.upsert({ id: 'livebench' + n, type: 'person', name: 'Live ' + n++ })
+       console.log(performance.timeOrigin + performance.now())
+     }
+     await store.close()`,
+  ],
+  { stdio: ['pipe', 'pipe', 'inherit'] },
+)
+const committed = createLines(writer.stdout)
+const latencies = []
+for (let commit = 0; commit < Number(options.commits); commit++) {
+  heardAt.fill(0, 0, clients)
+  writer.stdin.write('go\n')
+  const at = Number(await committed())
+  const deadline = performance.now() + 10_000
+  while (heardAt.filter((time) => time > 0).length < waiting && performance.now() < deadline) await sleep(50)
+  for (const time of heardAt.slice(0, clients)) latencies.push(time > 0 ? time - at : Infinity)
+  await sleep(1000)
+}
+writer.stdin.end()
+latencies.sort((a, b) => a - b)
+stop = true
+server.stop()
+rmSync(data, { recursive: true, force: true })
+
+const f = (value) => (Number.isFinite(value) ? value.toFixed(1) : 'none')
+console.log(`machine: ${machine()}; load average before/after: ${loadAverageAtStart} / ${loadavg().map((v) => v.toFixed(1)).join(' ')}`)
+console.log(`${mode}: ${waiting} of ${clients} waiting (opened in ${openSeconds.toFixed(1)} s)`)
+if (failures.length > 0) console.log(`${failures.length} clients failed: ${[...new Set(failures)].slice(0, 3).join('; ')}`)
+console.log(`server RSS: idle ${idleRss.toFixed(0)} MB, with them waiting ${waitingRss.toFixed(0)} MB (+${(waitingRss - idleRss).toFixed(0)} MB)`)
+console.log(`server V8 heap in use: idle ${idleHeap.used.toFixed(0)} MB, waiting ${waitingHeap.used.toFixed(0)} MB; external: ${idleHeap.external.toFixed(0)} MB, ${waitingHeap.external.toFixed(0)} MB`)
+console.log(`store queries over 10 s of waiting with nothing changing: ${idleQueries}`)
+console.log(`get by id, 4 at a time for 5 s: idle p50 ${f(idleGets.p50)} ms p99 ${f(idleGets.p99)} ms; beside them p50 ${f(busyGets.p50)} ms p99 ${f(busyGets.p99)} ms (${(busyGets.p99 / idleGets.p99).toFixed(2)}x)`)
+console.log(
+  `commit to client, ${options.commits} commits x ${clients} clients: p50 ${f(quantile(latencies, 0.5))} ms, p99 ${f(quantile(latencies, 0.99))} ms, max ${f(latencies.at(-1))} ms; missed ${latencies.filter((v) => !Number.isFinite(v)).length}`,
+)
+process.exit(0)
+
+function createLines(stream) {
+  const lines = []
+  const waiters = []
+  let buffered = ''
+  stream.setEncoding('utf8').on('data', (chunk) => {
+    buffered += chunk
+    let end
+    while ((end = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, end)
+      buffered = buffered.slice(end + 1)
+      if (waiters.length > 0) waiters.shift()(line)
+      else lines.push(line)
+    }
+  })
+  return () => (lines.length > 0 ? Promise.resolve(lines.shift()) : new Promise((resolve) => waiters.push(resolve)))
+}
