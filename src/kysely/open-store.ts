@@ -21,6 +21,8 @@ export interface OpenStoreOptions {
   readFrom?: string
   /** The most connections to each PostgreSQL database (`createPostgresStore`'s `poolSize`). */
   poolSize?: number
+  /** Told when a PostgreSQL store's waiting change-feed requests read the feed's head instead of hearing `NOTIFY` (`createPostgresStore`'s `onFeedPolling`). */
+  onFeedPolling?: (reason: string) => void
 }
 
 /**
@@ -28,7 +30,7 @@ export interface OpenStoreOptions {
  * a directory (`pglite://path` or `pglite:path`; in memory when empty); else a SQLite file path. Any
  * other `scheme://` is refused (`mysql://…` must not become a SQLite file of that name).
  */
-export function openStore(location: string, { pgliteExtensions, readFrom, poolSize }: OpenStoreOptions = {}): Promise<KyselyStore> {
+export function openStore(location: string, { pgliteExtensions, readFrom, poolSize, onFeedPolling }: OpenStoreOptions = {}): Promise<KyselyStore> {
   const kind = storeKindOf(location)
   if (readFrom !== undefined && (kind !== 'postgres' || storeKindOf(readFrom) !== 'postgres')) {
     return Promise.reject(new Error('a replica to read from needs a PostgreSQL database and a postgres:// replica of it'))
@@ -38,6 +40,7 @@ export function openStore(location: string, { pgliteExtensions, readFrom, poolSi
       connectionString: location,
       ...(readFrom === undefined ? {} : { readFrom: { connectionString: readFrom } }),
       ...(poolSize === undefined ? {} : { poolSize }),
+      ...(onFeedPolling === undefined ? {} : { onFeedPolling }),
     })
   }
   if (kind === 'pglite') {

@@ -65,7 +65,9 @@ export function pollingNotifier(read: () => Promise<unknown> | unknown, interval
     const poll = async () => {
       try {
         const value = await read()
-        if (!first && value !== last) wake()
+        // The first read wakes too: a commit between a waiter's own read and this one (or while a
+        // listener found that notifications do not come back) changed no head this watch had seen.
+        if (first || value !== last) wake()
         first = false
         last = value
       } catch {

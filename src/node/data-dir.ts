@@ -12,6 +12,8 @@ export interface DataOptions {
   readDatabase?: string
   /** The most connections to a PostgreSQL `database` (`--pool-size`; default 10). */
   poolSize?: number
+  /** Told when waiting change-feed requests read the feed's head instead of hearing PostgreSQL's `NOTIFY` (through a transaction pooler). */
+  onFeedPolling?: (reason: string) => void
   /** Where rendition bytes live instead of DIR/blobs: a directory, or `s3://bucket/prefix`. */
   blobs?: string
 }
@@ -26,7 +28,7 @@ export interface OpenedData {
  * `searchInDatabase`: the search index lives in the store's database (a PGlite one then loads the
  * extensions it needs).
  */
-export async function openData({ data, database, readDatabase, poolSize, blobs }: DataOptions, { searchInDatabase = false } = {}): Promise<OpenedData> {
+export async function openData({ data, database, readDatabase, poolSize, onFeedPolling, blobs }: DataOptions, { searchInDatabase = false } = {}): Promise<OpenedData> {
   const directory = resolve(data)
   await mkdir(directory, { recursive: true })
   const pgliteExtensions = searchInDatabase && database?.startsWith('pglite:') ? await (await import('../postgres-search/index.js')).pgliteSearchExtensions() : undefined
@@ -34,6 +36,7 @@ export async function openData({ data, database, readDatabase, poolSize, blobs }
     ...(pgliteExtensions ? { pgliteExtensions } : {}),
     ...(readDatabase === undefined ? {} : { readFrom: readDatabase }),
     ...(poolSize === undefined ? {} : { poolSize }),
+    ...(onFeedPolling === undefined ? {} : { onFeedPolling }),
   })
   return { store, blobs: await openBlobs(blobs ?? join(directory, 'blobs')) }
 }

@@ -123,6 +123,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
       ...(options.database ? { database: options.database } : {}),
       ...(options.readDatabase ? { readDatabase: options.readDatabase } : {}),
       ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+      onFeedPolling: (reason) => print(`change feed: ${reason}`),
       ...(options.blobs ? { blobs: options.blobs } : {}),
     },
     { searchInDatabase },

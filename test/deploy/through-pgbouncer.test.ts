@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { changesDocumentSchema, searchDocumentSchema } from '../../src/contract/schemas.js'
 import { httpConformanceCases } from '../../src/testing/index.js'
 import { POSTGRES_URL, storeDialects } from '../stores/each-store.js'
-import { CLI, startServer, type Server } from '../support/cli.js'
+import { adminUrlOf, CLI, startServer, type Server } from '../support/cli.js'
 import { assertJsonApi, readDocument } from '../support/documents.js'
 import { pgbouncerSkipReason, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js'
 import { withPostgresClient } from '../support/postgres-client.js'
@@ -58,7 +58,7 @@ describe.skipIf(skipReason !== null)(`through PgBouncer in transaction mode (${P
   const data = mkdtempSync(join(tmpdir(), 'er-pgbouncer-'))
   const servers: Server[] = []
   const serve = async () => {
-    const server = await startServer(['--data', data, '--database', database, '--search', 'postgres', '--embedder', 'none', '--api-key', KEY, '--rate-limit', '0', '--log', 'warn'])
+    const server = await startServer(['--data', data, '--database', database, '--search', 'postgres', '--embedder', 'none', '--api-key', KEY, '--rate-limit', '0', '--log', 'warn', '--admin-port', '0'])
     servers.push(server)
     return server
   }
@@ -99,6 +99,18 @@ describe.skipIf(skipReason !== null)(`through PgBouncer in transaction mode (${P
       expect((await get(server!, '/v1/entities/s1113', key)).status).toBe(200)
       expect(run(['keys', 'revoke', '--org', 'pooled', '--data', data, '--database', database]).code).toBe(0)
       await within(8000, async () => (await get(server!, '/v1/entities/s1113', key)).status === 401)
+    })
+
+    it("wakes a long-poll with an import of another process, reading the feed's head (LISTEN cannot work through it), and says so", async () => {
+      const head = (await get(server!, '/v1/entities?page[limit]=1')).headers.get('change-feed-head')
+      const waiting = get(server!, `/v1/entities/changes?filter=type:person&page[after]=${head}&waitSeconds=30`)
+      // Imported once the request waits: found at once, it would not wait nor listen.
+      await within(10_000, async () => /^entity_registry_change_feed_long_polls_waiting 1$/m.test(await (await fetch(`${adminUrlOf(server!)}/metrics`)).text()))
+      const imported = await runAsync(['import', peopleFile('pgwake', 1), '--data', data, '--database', database])
+      expect([imported.code, imported.err]).toEqual([0, ''])
+      const answered = await readDocument(await waiting, changesDocumentSchema)
+      expect(answered.data.map((change) => change.relationships.entity.data.id)).toEqual(['pgwake00000'])
+      expect(server!.lines.some((line) => line.startsWith('change feed: a notification sent after LISTEN did not arrive'))).toBe(true)
     })
   })
 
