@@ -1,7 +1,7 @@
 import type { ChangePage } from '../ports/entity-store.js'
 import { fillResourceTemplate } from '../contract/resource-json.js'
 import type { Answer } from './answer.js'
-import type { ChangesRequest } from './changes-request.js'
+import { tooManyWaiting, type ChangesRequest } from './changes-request.js'
 import type { RequestContext } from './context.js'
 import { changeTemplate } from './documents.js'
 import { HttpError } from './errors.js'
@@ -58,7 +58,7 @@ export function changeEventStream(context: RequestContext, changes: ChangesReque
     throw new HttpError('invalid_pagination', 'Last-Event-ID must be the id of an event of this stream')
   }
   if (streams.closed || !waits.hasRoom()) {
-    throw new HttpError('too_many_waiting', 'too many requests wait for changes on this instance; retry later', undefined, { 'Retry-After': '2' })
+    throw tooManyWaiting()
   }
   context.holdOpen?.()
   let cursor = lastEventId !== null && lastEventId !== '' ? lastEventId : changes.query.after

@@ -6,7 +6,7 @@ import type { ChangePage } from '../ports/entity-store.js'
 import type { RequestContext } from './context.js'
 import type { Answer } from './answer.js'
 import { changeEventStream, wantsEventStream } from './change-events.js'
-import type { ChangesRequest, FilterScope } from './changes-request.js'
+import { tooManyWaiting, type ChangesRequest, type FilterScope } from './changes-request.js'
 import { changeTemplate } from './documents.js'
 import { HttpError } from './errors.js'
 import { checkParameters, parseFilterParameter, parsePageParameters } from './query.js'
@@ -17,9 +17,6 @@ const FILTER_SCOPES = ['after', 'either'] as const satisfies readonly FilterScop
 /** `waitSeconds`: a whole number of seconds a long-poll may be held. */
 const WAIT_SECONDS = /^[1-9][0-9]?$/
 export const MAX_WAIT_SECONDS = 60
-
-/** Seconds a client refused for want of room to wait is told to wait before it asks again. */
-const RETRY_AFTER_FULL_SECONDS = 2
 
 /**
  * GET /v1/entities/changes: the filtered change feed, a bounded window of it per request.
@@ -48,7 +45,7 @@ export async function listChanges(context: RequestContext): Promise<Answer> {
   const { page, since } = await waits.read(changes.shape, changes.query)
   if (waitSeconds !== null && page.changes.length === 0 && !page.hasMore) {
     if (!waits.hasRoom()) {
-      throw new HttpError('too_many_waiting', 'too many requests wait for changes on this instance; retry later', undefined, { 'Retry-After': String(RETRY_AFTER_FULL_SECONDS) })
+      throw tooManyWaiting()
     }
     context.holdOpen?.()
     const waited = await waits.wait({ shape: changes.shape, query: { ...changes.query, after: page.cursor }, kind: 'long-poll', since, timeoutMs: waitSeconds * 1000 })

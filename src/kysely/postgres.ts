@@ -248,6 +248,7 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
     ;(client.query as (query: unknown) => unknown).call(client, query)
   }
   // `pg`'s pool takes a callback (and then makes no promise); a pool of Kysely's type answers a promise.
+  // Its errors come as the store answers them (`poolBusyError`, `asStoreError`, or `send`'s).
   const connectWith = (done: Done<PostgresPoolClient>) => {
     // A connection lent for the first time is asked once whether its session is its own.
     const lent: Done<PostgresPoolClient> = (error, client) => {
@@ -274,7 +275,7 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
     connecting?.then((client) => given(null, client), given)
   }
   const connect = () =>
-    new Promise<PostgresPoolClient>((resolve, reject) => connectWith((error, client) => (error ? reject(asStoreError(error)) : resolve(client!))))
+    new Promise<PostgresPoolClient>((resolve, reject) => connectWith((error, client) => (error ? reject(error) : resolve(client!))))
   const inTransaction = new WeakSet<PostgresPoolClient>()
   const storeClient = (client: PostgresPoolClient) =>
     overriding(client, 'query', (...query: unknown[]) => {
@@ -293,7 +294,7 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
   const read: ImmediateRead = (text, values) =>
     new Promise((resolve, reject) =>
       connectWith((error, client) => {
-        if (error) return reject(asStoreError(error))
+        if (error) return reject(error)
         send(client!, text, values, true, true, (error, result) => {
           client!.release()
           if (error) reject(error)

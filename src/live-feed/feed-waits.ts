@@ -115,6 +115,7 @@ export function createFeedWaits(
     const since = generation
     let head: number
     try {
+      // Its own read, not `readHead`'s shared one: a read in flight may have begun before the commit that woke this.
       lastHead = await store.feedHead()
       head = positionOf(lastHead)
     } catch {

@@ -52,8 +52,8 @@ export function createLocalNotifier(): LocalNotifier {
 }
 
 /**
- * Wakes its subscribers when a value read every `intervalMs` changes (a database's commit counter,
- * the feed's head): one read an interval whoever waits, and none while nobody does. A failed read
+ * Wakes its subscribers at its first read and whenever a value read every `intervalMs` changes (a
+ * database's commit counter, the feed's head): one read an interval whoever waits, and none while nobody does. A failed read
  * (the database away) is retried at the next interval and wakes nobody.
  */
 export function pollingNotifier(read: () => Promise<unknown> | unknown, intervalMs: number, { onStop }: { onStop?: () => void } = {}): ChangeNotifier {
