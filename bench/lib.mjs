@@ -217,3 +217,77 @@ export function recordOf(n) {
 export function entities1m(tuning = {}) {
   return cachedSqliteStore('entities-1m', (store) => applyInBatches(store.warehouse, TOTAL, (n) => ({ op: 'upsert', record: recordOf(n) })), tuning)
 }
+
+/**
+ * The words of the bundled word vectors, most frequent first (GloVe's order): a real vocabulary
+ * with real frequencies, for titles drawn as people write them (Zipf's law) rather than from a
+ * short list of which every word is common.
+ */
+export function vocabulary() {
+  const buffer = readFileSync(join(ROOT, 'assets/word-vectors.bin'))
+  const count = buffer.readUInt32LE(5)
+  const dimensions = buffer.readUInt16LE(9)
+  const wordsAt = 5 + 4 + 2 + 8 + 8 + 4 * dimensions
+  const wordBytes = buffer.readUInt32LE(wordsAt)
+  const words = buffer.toString('utf8', wordsAt + 4, wordsAt + 4 + wordBytes).split('\n')
+  const ranks = new Uint32Array(buffer.buffer.slice(buffer.byteOffset + wordsAt + 4 + wordBytes, buffer.byteOffset + wordsAt + 4 + wordBytes + 4 * count))
+  return words.map((word, row) => ({ word, rank: ranks[row] })).sort((a, b) => a.rank - b.rank).map(({ word }) => word).slice(0, count)
+}
+
+/**
+ * A catalogue as registries hold them, for the search benchmarks: 60% persons (a given name of the
+ * bundled nickname list and one of 50,000 surnames, both drawn by Zipf's law, and a role), 30%
+ * bills (6 to 14 words of a 30,000-word vocabulary by Zipf's law), 10% committees; 15 jurisdictions
+ * evenly, so that `type:legislation jurisdiction:US-X` keeps 2%. Entity n is drawn from a sequence
+ * seeded by n alone: any entity can be made again, in any order, to write a query that finds it.
+ */
+export function catalogEntities() {
+  const states = STATES.slice(0, 15)
+  const words = vocabulary().slice(40).filter((word) => /^[a-z]{3,}$/.test(word)).slice(0, 30_000)
+  // Given names in a fixed order that is not the alphabet's, so that the most frequent are not all A's.
+  const hashOf = (text) => [...text].reduce((hash, letter) => (hash * 31 + letter.charCodeAt(0)) % 1_000_003, 7)
+  const givenNames = [...new Set(readFileSync(join(ROOT, 'assets/nicknames/names.csv'), 'utf8').split('\n').slice(1).map((line) => line.split(',')[0]).filter(Boolean))].sort((a, b) => hashOf(a) - hashOf(b))
+  const roles = ['Senator', 'Representative', 'Governor', 'Mayor', 'Judge', 'Clerk', 'Commissioner', 'Treasurer', 'Secretary of State', 'Attorney General', 'Council Member', 'Assessor']
+  /** Cumulative Zipf weights (1 / (rank + 2)) of `size` items. */
+  const zipf = (size) => {
+    const cumulative = new Float64Array(size)
+    let sum = 0
+    for (let rank = 0; rank < size; rank++) cumulative[rank] = sum += 1 / (rank + 2)
+    return { cumulative, sum }
+  }
+  const draw = ({ cumulative, sum }, random) => {
+    const target = random() * sum
+    let low = 0
+    let high = cumulative.length - 1
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (cumulative[middle] < target) low = middle + 1
+      else high = middle
+    }
+    return low
+  }
+  const wordWeights = zipf(words.length)
+  const givenWeights = zipf(givenNames.length)
+  const surnameWeights = zipf(50_000)
+  const capitalized = (word) => word[0].toUpperCase() + word.slice(1)
+  // 27,000 of three syllables, the rest with a suffix.
+  const surnameAt = (index) => `${wordOf(index % 27_000, 3)}${index >= 27_000 ? 'son' : ''}`
+  const randomOf = (n) => {
+    let seed = (n * 2654435761 + 12345) % 2147483647 || 1
+    return () => (seed = (seed * 48271) % 2147483647) / 2147483647
+  }
+  const titleWords = (random, count) => Array.from({ length: count }, () => words[draw(wordWeights, random)])
+  const recordOf = (n) => {
+    const random = randomOf(n)
+    const type = n % 10 < 6 ? 'person' : n % 10 < 9 ? 'legislation' : 'committee'
+    const jurisdiction = `US-${states[Math.floor(random() * states.length)]}`
+    const id = `c${n.toString(36).padStart(5, '0')}`
+    if (type === 'person') {
+      const name = `${capitalized(givenNames[draw(givenWeights, random)])} ${capitalized(surnameAt((draw(surnameWeights, random) * 7919) % 50_000))}`
+      return { id, type, name, title: roles[Math.floor(random() * roles.length)], jurisdiction, localType: 'bioguide', texts: [] }
+    }
+    if (type === 'legislation') return { id, type, title: capitalized(titleWords(random, 6 + Math.floor(random() * 9)).join(' ')), jurisdiction, localType: 'bill', texts: [] }
+    return { id, type, title: `Committee on ${titleWords(random, 1)} and ${titleWords(random, 1 + Math.floor(random() * 2)).join(' ')}`, jurisdiction, localType: 'committee', texts: [] }
+  }
+  return { recordOf, words, states }
+}
