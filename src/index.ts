@@ -24,6 +24,7 @@ export { createTokenBucketRateLimiter, type TokenBucketOptions } from './rate-li
 export { createWarehouse } from './warehouse/operations.js'
 export { createSearch, fuse, SEARCH_LIMIT, type Search, type SearchOptions } from './search/search-service.js'
 export { createIndexer, otherEmbedderOf, type Indexer, type IndexerOptions } from './search/indexer.js'
+export { createResidentSearchIndex, type ResidentSearchIndexOptions } from './resident/index.js'
 export { createEntityTexts, type EntityTexts, type EntityTextsOptions, type TextExtractor } from './texts/entity-texts.js'
 export { TEXT_LIMITS, type Extraction } from './texts/limits.js'
 export { tokenize } from './search/text.js'

@@ -1,4 +1,5 @@
 import type { Connection, FullTextQuery, Occur, Query, Table, VectorQuery } from '@lancedb/lancedb'
+import type { Vector as ArrowVector } from 'apache-arrow'
 import type { PublicSnapshot } from '../contract/entity.js'
 import { CONTRACT_COLUMNS, CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
@@ -328,6 +329,25 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
 
     clear,
 
+    async *scan() {
+      const columns = ['id', ...CONTRACT_FIELDS.map((field) => CONTRACT_COLUMNS[field]), 'tokens', NAMES, 'vector']
+      for await (const batch of entities.query().select(columns)) {
+        const text = (name: string) => stringsOf(batch.getChild(name)!)
+        const [ids, tokens, names] = [text('id'), text('tokens'), text(NAMES)]
+        const fields = CONTRACT_FIELDS.map((field) => [field, text(CONTRACT_COLUMNS[field])] as const)
+        const vectors = floatsOf(batch.getChild('vector')!, options.dimensions)
+        const rows = ids.map((id, row): IndexedEntity => {
+          const values: IndexedEntity['fields'] = {}
+          for (const [field, column] of fields) if (column[row] !== null) values[field] = column[row]!
+          return { id: id!, fields: values, tokens: wordsOf(tokens[row]!), names: wordsOf(names[row]!), vector: vectors.subarray(row * options.dimensions, (row + 1) * options.dimensions) }
+        })
+        yield { entities: rows, withPassages: [] }
+      }
+      const withPassages = new Set<string>()
+      for await (const batch of passages.query().select(['id'])) for (const id of stringsOf(batch.getChild('id')!)) withPassages.add(id!)
+      yield { entities: [], withPassages: [...withPassages] }
+    },
+
     async optimize() {
       // Folds new rows into the indexes and compacts; old versions are kept an hour for readers.
       await entities.optimize({ cleanupOlderThan: new Date(Date.now() - 3_600_000) })
@@ -398,6 +418,40 @@ function setsOf(words: readonly QueryWord[], size: number): QueryWord[][] {
   }
   pick(0, [])
   return [...sets.values()]
+}
+
+/**
+ * A string column's values, decoded from its buffers at once: Arrow's `get` of each row costs ten
+ * times as much, and a scan of a million rows reads eight such columns.
+ */
+function stringsOf(vector: ArrowVector): (string | null)[] {
+  const strings: (string | null)[] = []
+  for (const data of vector.data) {
+    const offsets = data.valueOffsets as Int32Array
+    const bytes = Buffer.from(data.values.buffer, data.values.byteOffset, data.values.byteLength)
+    for (let row = 0; row < data.length; row++) {
+      strings.push(data.getValid(row) ? bytes.toString('utf8', offsets[row]!, offsets[row + 1]!) : null)
+    }
+  }
+  return strings
+}
+
+/** A vector column's components, in one array (row after row). */
+function floatsOf(vector: ArrowVector, dimensions: number): Float32Array {
+  const floats = new Float32Array(vector.length * dimensions)
+  let at = 0
+  for (const data of vector.data) {
+    // A slice's buffers are sliced with it (arrow's `Data.slice`): its rows start at 0.
+    const values = data.children[0]!.values as Float32Array
+    floats.set(values.subarray(0, data.length * dimensions), at)
+    at += data.length * dimensions
+  }
+  return floats
+}
+
+/** The words of a column written by `rowOf` (joined by spaces; none is ''). */
+function wordsOf(joined: string): string[] {
+  return joined === '' ? [] : joined.split(' ')
 }
 
 function rowOf(entity: IndexedEntity): Record<string, unknown> {

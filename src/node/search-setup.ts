@@ -5,6 +5,7 @@ import type { Embedder } from '../ports/embedder.js'
 import type { BlobStore } from '../ports/blob-store.js'
 import type { SearchIndex } from '../ports/search-index.js'
 import { createEntityTexts } from '../texts/entity-texts.js'
+import { createResidentSearchIndex } from '../resident/index.js'
 import { builtWorkerScript, createWorkerTextExtractor } from './text-worker.js'
 import { createIndexer, indexLag, otherEmbedderOf, type Indexer, type IndexerOptions } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
@@ -53,14 +54,15 @@ export function embedderNamed(name = 'words'): Embedder {
  * The index `uri` names: inside the store's database (`postgres`), else LanceDB. Each is loaded
  * only when named: the PostgreSQL one loads no native library.
  */
-async function openIndex(store: KyselyStore, uri: string, embedder: Embedder): Promise<SearchIndex> {
+async function openIndex(store: KyselyStore, uri: string, embedder: Embedder, inMemory?: OpenSearchOptions['inMemory']): Promise<SearchIndex> {
   if (uri === SEARCH_IN_DATABASE) {
     const { createPostgresSearchIndex } = await import('../postgres-search/index.js')
     return createPostgresSearchIndex({ db: store.db, readDb: store.readDb, dimensions: embedder.dimensions })
   }
   if (embedder.dimensions === 0) throw new Error(`the embedder ${embedder.id} makes no vectors, which only the index inside PostgreSQL (--search postgres) can do without`)
   const { createLancedbSearchIndex } = await import('../lancedb/index.js')
-  return createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
+  const onDisk = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
+  return inMemory ? createResidentSearchIndex({ behind: onDisk, dimensions: embedder.dimensions, onLoaded: inMemory }) : onDisk
 }
 
 /**
@@ -79,6 +81,11 @@ export interface OpenSearchOptions {
    */
   blobs?: BlobStore
   warn?: (message: string) => void
+  /**
+   * Given, a LanceDB index is also kept in memory (`createResidentSearchIndex`), for the process
+   * that alone writes it (`serve`'s indexer): told once it has loaded.
+   */
+  inMemory?: (loaded: { entities: number; milliseconds: number }) => void
 }
 
 /** The options `serve` and `reindex` open search with: the embedder they name, and the texts read from `blobs` unless told not to. */
@@ -86,9 +93,9 @@ export function searchOptionsOf({ embedder, indexTexts }: { embedder?: string; i
   return { ...(embedder ? { embedderName: embedder } : {}), ...(indexTexts === false ? {} : { blobs, warn }) }
 }
 
-export async function openSearch(store: KyselyStore, uri: string, { onProgress, embedderName, rebuilding = false, blobs, warn }: OpenSearchOptions = {}): Promise<SearchSetup> {
+export async function openSearch(store: KyselyStore, uri: string, { onProgress, embedderName, rebuilding = false, blobs, warn, inMemory }: OpenSearchOptions = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
-  const index = await openIndex(store, uri, embedder)
+  const index = await openIndex(store, uri, embedder, inMemory)
   const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
   if (other !== null) {
     await index.close()

@@ -78,6 +78,13 @@ export interface TextHit extends ScoredHit {
   matchedInFields?: number
 }
 
+/** A batch of `SearchIndex.scan`. */
+export interface ScannedBatch {
+  entities: IndexedEntity[]
+  /** Entities (of this batch or any other) that have passages. */
+  withPassages: string[]
+}
+
 /**
  * A search index: kept by the indexer from the store's change feed (never written to directly),
  * read by the search endpoint. Both rankings take the prefilter `qualifiers`, with exactly the
@@ -93,6 +100,12 @@ export interface SearchIndex {
   nearest(vector: Float32Array, qualifiers: readonly Qualifier[], limit: number): Promise<ScoredHit[]>
   /** Empties the index (for a rebuild). */
   clear(): Promise<void>
+  /**
+   * Everything indexed, in batches, for an index that keeps it in memory in front of this one
+   * (`createResidentSearchIndex`): the entities without their passages, and the ids of the entities
+   * that have passages. Optional: an index without it is searched as it is.
+   */
+  scan?(): AsyncIterable<ScannedBatch>
   /** Compacts what writes left behind; the indexer calls it on its policy, not after every write. */
   optimize(): Promise<void>
   close(): Promise<void>

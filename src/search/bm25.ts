@@ -48,7 +48,8 @@ export function idf(field: FieldStatistics, holders: number): number {
   return Math.log(1 + (field.count - holders + 0.5) / (holders + 0.5))
 }
 
-function bm25(field: FieldStatistics, occurrences: number, length: number, weight: number): number {
+/** BM25 of a term that occurs `occurrences` times in a field of `length` terms, `weight` its IDF. */
+export function bm25(field: FieldStatistics, occurrences: number, length: number, weight: number): number {
   if (occurrences === 0) return 0
   return (weight * occurrences * (K1 + 1)) / (occurrences + K1 * (1 - B + (B * length) / field.averageLength))
 }

@@ -1,5 +1,6 @@
 /**
- * Every search index a suite runs against: the memory reference, LanceDB on a temporary directory,
+ * Every search index a suite runs against: the memory reference, LanceDB on a temporary directory
+ * (alone, and with the resident index in front of it),
  * and the index inside PostgreSQL: on the test server and on PGlite with pg_trgm (full text and names:
  * neither has pgvector), and on PGlite 0.4 with pgvector (vectors too) when the devDependency
  * `pglite-vector` (npm:@electric-sql/pglite@0.4.6) is installed.
@@ -16,6 +17,7 @@ import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
 import type { SearchIndex } from '../../src/ports/search-index.js'
 import { createPostgresSearchIndex } from '../../src/postgres-search/index.js'
+import { createResidentSearchIndex } from '../../src/resident/index.js'
 import { freshPostgresSchema, storeDialects } from '../stores/each-store.js'
 import { withPostgresClient } from '../support/postgres-client.js'
 import { POSTGRES_URL } from '../stores/each-store.js'
@@ -57,6 +59,23 @@ export const searchIndexKinds: SearchIndexKind[] = [
     async open(dimensions) {
       const directory = await mkdtemp(join(tmpdir(), 'er-lancedb-'))
       const index = await createLancedbSearchIndex({ uri: directory, dimensions })
+      return {
+        index,
+        async dispose() {
+          await index.close()
+          await rm(directory, { recursive: true, force: true })
+        },
+      }
+    },
+  },
+  {
+    // In memory in front of LanceDB (what `serve` searches over a local directory).
+    name: 'resident',
+    skipReason: null,
+    semantic: true,
+    async open(dimensions) {
+      const directory = await mkdtemp(join(tmpdir(), 'er-resident-'))
+      const index = await createResidentSearchIndex({ behind: await createLancedbSearchIndex({ uri: directory, dimensions }), dimensions })
       return {
         index,
         async dispose() {

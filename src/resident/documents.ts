@@ -1,0 +1,165 @@
+import type { ContractField } from '../contract/fields.js'
+import type { IndexedEntity } from '../ports/search-index.js'
+import { GramPostings } from './gram-postings.js'
+import { Growable, growableFloat32, growableUint32, growableUint8, pushQuantized } from './growable.js'
+import { TermDictionary } from './term-dictionary.js'
+
+/**
+ * The contract fields kept for prefilters: those of few values (and dates, for ranges). A qualifier
+ * on another (a title, a name, an identifier: as many values as entities) goes to the index behind.
+ */
+export const KEPT_FIELDS = ['type', 'jurisdiction', 'status', 'localType', 'authority', 'displayDate'] as const satisfies readonly ContractField[]
+export type KeptField = (typeof KEPT_FIELDS)[number]
+
+/** One kept field: each document's value as a code (0: none), and each code's documents. */
+export class FieldColumn {
+  readonly codes = growableUint32()
+  /** Code to value; code 0 is the missing value. */
+  readonly values: (string | undefined)[] = [undefined]
+  readonly codeOf = new Map<string, number>()
+  /** Code to the slots that held it (dead ones too, until compaction). */
+  readonly slots: Growable<Uint32Array>[] = [growableUint32()]
+
+  push(slot: number, value: string | undefined): void {
+    let code = value === undefined ? 0 : this.codeOf.get(value)
+    if (code === undefined) {
+      code = this.values.length
+      this.values.push(value)
+      this.codeOf.set(value!, code)
+      this.slots.push(growableUint32())
+    }
+    this.codes.push(code)
+    this.slots[code]!.push(slot)
+  }
+}
+
+/** What BM25 reads of a field over the live documents (`FieldStatistics`, kept as documents come and go). */
+export interface LiveStatistics {
+  count: number
+  totalLength: number
+}
+
+/**
+ * The documents of the resident index, by slot: a slot is taken by each version of an entity (an
+ * update takes a new one and kills the old), so that postings only ever append. Columns hold what
+ * ranking reads: ids, liveness, kept fields, each field's terms (forward, for phrases) and lengths,
+ * the names' text (for trigram scores) and the vector, as Int8 with a scale (a quarter of Float32's
+ * memory; cosine similarity keeps two to three decimals).
+ */
+export class Documents {
+  readonly ids: string[] = []
+  readonly slotOf = new Map<string, number>()
+  readonly alive = growableUint8()
+  readonly fields = Object.fromEntries(KEPT_FIELDS.map((field) => [field, new FieldColumn()])) as Record<KeptField, FieldColumn>
+  readonly tokens = new TermDictionary()
+  readonly names = new TermDictionary()
+  /** Forward tokens: slot s's are the terms numbered `tokenTerms[tokenStarts[s] .. tokenStarts[s + 1]]`. */
+  readonly tokenStarts = growableUint32()
+  readonly tokenTerms = growableUint32()
+  readonly nameLengths = growableUint32()
+  /** The names joined by spaces ('' without names): trigram scores read it, as `textScorer` does. */
+  readonly namesText: string[] = []
+  /** The trigrams of the joined names (spaces included, as `textScorer` reads them), each once a document. */
+  readonly grams = new GramPostings()
+  readonly vectors = new Growable((length) => new Int8Array(length))
+  /** Per slot: the Int8 components' scale, over the vector's norm (a dot product is then the cosine). */
+  readonly vectorScales = growableFloat32()
+  readonly tokenStatistics: LiveStatistics = { count: 0, totalLength: 0 }
+  readonly nameStatistics: LiveStatistics = { count: 0, totalLength: 0 }
+  readonly gramStatistics: LiveStatistics = { count: 0, totalLength: 0 }
+  dead = 0
+
+  constructor(readonly dimensions: number) {
+    this.tokenStarts.push(0)
+  }
+
+  get live(): number {
+    return this.ids.length - this.dead
+  }
+
+  /** Adds an entity's current version (its earlier one, if any, dies). */
+  put(entity: IndexedEntity): void {
+    this.remove(entity.id)
+    const slot = this.ids.length
+    this.ids.push(entity.id)
+    this.slotOf.set(entity.id, slot)
+    this.alive.push(1)
+    for (const field of KEPT_FIELDS) this.fields[field].push(slot, entity.fields[field])
+    this.tokens.add(slot, countsOf(entity.tokens))
+    for (const token of entity.tokens) this.tokenTerms.push(this.tokens.terms.get(token)!.number)
+    this.tokenStarts.push(this.tokenTerms.length)
+    this.names.add(slot, countsOf(entity.names))
+    this.nameLengths.push(entity.names.length)
+    const text = entity.names.join(' ')
+    this.namesText.push(text)
+    this.grams.add(slot, text)
+    this.count(slot, 1)
+    this.vectorScales.push(pushQuantized(this.vectors, entity.vector, this.dimensions))
+  }
+
+  remove(id: string): void {
+    const slot = this.slotOf.get(id)
+    if (slot === undefined) return
+    this.slotOf.delete(id)
+    this.alive.values[slot] = 0
+    this.dead++
+    this.tokens.remove(countsOf(this.tokensOf(slot)))
+    this.names.remove(countsOf(this.namesText[slot]! === '' ? [] : this.namesText[slot]!.split(' ')))
+    this.grams.remove(this.namesText[slot]!)
+    this.count(slot, -1)
+  }
+
+  /** A live slot's entity, as it was put (its vector as the Int8 components give it back, at unit length). */
+  entityAt(slot: number): IndexedEntity {
+    const fields: IndexedEntity['fields'] = {}
+    for (const field of KEPT_FIELDS) {
+      const value = this.fields[field].values[this.fields[field].codes.values[slot]!]
+      if (value !== undefined) fields[field] = value
+    }
+    const scale = this.vectorScales.values[slot]!
+    const vector = Float32Array.from(this.vectors.values.subarray(slot * this.dimensions, (slot + 1) * this.dimensions), (component) => component * scale)
+    const text = this.namesText[slot]!
+    return { id: this.ids[slot]!, fields, tokens: this.tokensOf(slot), names: text === '' ? [] : text.split(' '), vector }
+  }
+
+  /** Lets the columns' slack go (after a load: they grew by half again each time). */
+  trim(): void {
+    for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.nameLengths, this.vectors, this.vectorScales]) column.trim()
+    for (const field of KEPT_FIELDS) {
+      this.fields[field].codes.trim()
+      for (const slots of this.fields[field].slots) slots.trim()
+    }
+    this.tokens.trim()
+    this.names.trim()
+    this.grams.trim()
+  }
+
+  tokensOf(slot: number): string[] {
+    return Array.from(this.tokenTerms.values.subarray(this.tokenStarts.values[slot]!, this.tokenStarts.values[slot + 1]!), (number) => this.tokens.list[number]!.text)
+  }
+
+  tokenLength(slot: number): number {
+    return this.tokenStarts.values[slot + 1]! - this.tokenStarts.values[slot]!
+  }
+
+  gramLength(slot: number): number {
+    return Math.max(0, this.namesText[slot]!.length - 2)
+  }
+
+  private count(slot: number, sign: 1 | -1): void {
+    for (const [statistics, length] of [
+      [this.tokenStatistics, this.tokenLength(slot)],
+      [this.nameStatistics, this.nameLengths.values[slot]!],
+      [this.gramStatistics, this.gramLength(slot)],
+    ] as const) {
+      statistics.count += sign
+      statistics.totalLength += sign * length
+    }
+  }
+}
+
+function countsOf(terms: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1)
+  return counts
+}

@@ -1,0 +1,62 @@
+type Numbers = Uint8Array | Int8Array | Uint32Array | Float32Array
+
+/**
+ * A typed array that grows by half again when full: postings and the columns of documents append
+ * to it. `trim` lets the slack go once a load is done.
+ */
+export class Growable<T extends Numbers> {
+  values: T
+  length = 0
+
+  constructor(private readonly make: (length: number) => T) {
+    this.values = make(4)
+  }
+
+  push(value: number): void {
+    if (this.length === this.values.length) this.grow(this.length + 1)
+    this.values[this.length++] = value
+  }
+
+  /** Room for `more` values without growing again. */
+  reserve(more: number): void {
+    if (this.length + more > this.values.length) this.grow(this.length + more)
+  }
+
+  trim(): void {
+    if (this.values.length === this.length) return
+    const exact = this.make(this.length)
+    exact.set(this.values.subarray(0, this.length))
+    this.values = exact
+  }
+
+  private grow(needed: number): void {
+    const next = this.make(Math.max(needed, Math.ceil(this.values.length * 1.5)))
+    next.set(this.values)
+    this.values = next
+  }
+}
+
+export const growableUint8 = () => new Growable((length) => new Uint8Array(length))
+export const growableUint32 = () => new Growable((length) => new Uint32Array(length))
+export const growableFloat32 = () => new Growable((length) => new Float32Array(length))
+
+/**
+ * Appends `vector`'s `dimensions` components to `vectors` as Int8, scaled so that the largest is
+ * 127, and returns what turns their dot product with a unit vector into the cosine (one over their
+ * norm; 0 for a zero vector).
+ */
+export function pushQuantized(vectors: Growable<Int8Array>, vector: Float32Array, dimensions: number): number {
+  vectors.reserve(dimensions)
+  let largest = 0
+  for (let at = 0; at < dimensions; at++) largest = Math.max(largest, Math.abs(vector[at]!))
+  const start = vectors.length
+  vectors.length += dimensions
+  if (largest === 0) return 0
+  let norm = 0
+  for (let at = 0; at < dimensions; at++) {
+    const component = Math.round((vector[at]! / largest) * 127)
+    vectors.values[start + at] = component
+    norm += component * component
+  }
+  return 1 / Math.sqrt(norm)
+}

@@ -1,0 +1,1 @@
+export { createResidentSearchIndex, type ResidentSearchIndexOptions } from './resident-search-index.js'

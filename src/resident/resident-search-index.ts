@@ -1,0 +1,103 @@
+import type { SearchIndex } from '../ports/search-index.js'
+import { Documents } from './documents.js'
+import { keepsFieldsOf, prefilterOf } from './prefilter.js'
+import { MOST_RANKED_WORDS, rankText } from './text-ranking.js'
+import { nearestAmong } from './vector-ranking.js'
+
+export interface ResidentSearchIndexOptions {
+  /** The index kept on disk (LanceDB), which the resident one loads from (`SearchIndex.scan`) and writes through to. */
+  behind: SearchIndex
+  /** The vector size of the embedder that fills the index. */
+  dimensions: number
+  /**
+   * The most rows a prefilter may keep for the nearest vectors to be found among them exactly, here;
+   * a broader one (or none) goes to the index behind, whose partitions answer it (default 60,000: 6
+   * million multiply-adds).
+   */
+  exactVectorsUpTo?: number
+  /** Told when the index is loaded: its entities and the milliseconds it took. */
+  onLoaded?: (loaded: { entities: number; milliseconds: number }) => void
+}
+
+/**
+ * A search index resident in memory, in front of the one on disk: the terms' postings, the fields
+ * that prefilters name and the vectors as Int8, loaded from the index behind when it opens and kept
+ * current by the same writes (the indexer's `apply`, written through). It ranks full text as the
+ * memory index does, a term at a time over postings, and the nearest vectors exactly among the rows
+ * a selective prefilter keeps; the rest goes to the index behind: the nearest vectors with no or a
+ * broad prefilter (its partitions), qualifiers on fields it does not keep (titles, names,
+ * identifiers), and full text while it loads or when entities have passages of texts. The index
+ * behind must have no other writer (a LanceDB directory that one `serve` indexes): what another
+ * process writes there is not seen here.
+ */
+export async function createResidentSearchIndex(options: ResidentSearchIndexOptions): Promise<SearchIndex> {
+  const { behind, dimensions, exactVectorsUpTo = 60_000, onLoaded } = options
+  let documents = new Documents(dimensions)
+  const withPassages = new Set<string>()
+  /** Writes made while the index loads, applied over what it loaded once it has (each write is a replacement: applied twice, the same). */
+  let pending: Parameters<SearchIndex['apply']>[0][] | null = []
+
+  function applyHere({ upserts, removals }: Parameters<SearchIndex['apply']>[0]) {
+    for (const id of removals) {
+      documents.remove(id)
+      withPassages.delete(id)
+    }
+    for (const entity of upserts) {
+      documents.put(entity)
+      if ((entity.passages?.length ?? 0) > 0) withPassages.add(entity.id)
+      else withPassages.delete(entity.id)
+    }
+    // Dead slots hold postings and vectors until the documents are made again from the live ones.
+    if (documents.dead > Math.max(10_000, documents.live)) documents = compacted(documents)
+  }
+
+  async function load() {
+    const started = performance.now()
+    for await (const batch of behind.scan!()) {
+      for (const entity of batch.entities) documents.put(entity)
+      for (const id of batch.withPassages) withPassages.add(id)
+    }
+    documents.trim()
+    for (const change of pending!) applyHere(change)
+    pending = null
+    onLoaded?.({ entities: documents.live, milliseconds: Math.round(performance.now() - started) })
+  }
+  const loading = behind.scan ? load() : Promise.resolve()
+  // A load that failed leaves search to the index behind, as it answered while loading.
+  loading.catch(() => undefined)
+  const ready = () => pending === null
+
+  return {
+    state: () => behind.state(),
+    async apply(change) {
+      await behind.apply(change)
+      if (pending !== null) pending.push(change)
+      else applyHere(change)
+    },
+    async fullText(query, qualifiers, limit) {
+      const here = ready() && withPassages.size === 0 && query.words.length <= MOST_RANKED_WORDS && keepsFieldsOf(qualifiers)
+      return here ? rankText(documents, query, prefilterOf(documents, qualifiers), limit) : behind.fullText(query, qualifiers, limit)
+    },
+    async nearest(vector, qualifiers, limit) {
+      const prefilter = ready() && keepsFieldsOf(qualifiers) ? prefilterOf(documents, qualifiers) : null
+      return (prefilter && nearestAmong(documents, vector, prefilter, limit, exactVectorsUpTo)) ?? behind.nearest(vector, qualifiers, limit)
+    },
+    async clear() {
+      await behind.clear()
+      documents = new Documents(dimensions)
+      withPassages.clear()
+    },
+    optimize: () => behind.optimize(),
+    async close() {
+      await loading.catch(() => undefined)
+      await behind.close()
+    },
+  }
+}
+
+/** The live documents made again in fresh columns: what dead slots held is let go. */
+function compacted(documents: Documents): Documents {
+  const fresh = new Documents(documents.dimensions)
+  for (let slot = 0; slot < documents.ids.length; slot++) if (documents.alive.values[slot] === 1) fresh.put(documents.entityAt(slot))
+  return fresh
+}

@@ -1,0 +1,205 @@
+import type { TextHit, TextQuery } from '../ports/search-index.js'
+import { bm25, bestFirst, type FieldStatistics, idf } from '../search/bm25.js'
+import { containsPhrase, MATCH_WEIGHTS, trigramsOf, typoAllowance } from '../search/text.js'
+import type { Documents, LiveStatistics } from './documents.js'
+import { growableUint32 } from './growable.js'
+import type { Prefilter } from './prefilter.js'
+import type { Term } from './term-dictionary.js'
+import { TopHits } from './top-hits.js'
+
+/** Typed words that a query's bit masks can count; a query with more goes to the index behind. */
+export const MOST_RANKED_WORDS = 31
+
+/** Per-slot scratch, kept between queries (ranking is synchronous: one query at a time uses it). */
+class Scratch {
+  scores = new Float64Array(0)
+  nearest = new Float64Array(0)
+  masks = new Uint32Array(0)
+  touched = growableUint32()
+  nearTouched = growableUint32()
+
+  fit(slots: number): void {
+    if (this.scores.length >= slots) return
+    const size = Math.max(slots, this.scores.length * 2)
+    this.scores = new Float64Array(size)
+    this.nearest = new Float64Array(size)
+    this.masks = new Uint32Array(size)
+  }
+}
+
+const scratch = new Scratch()
+
+/**
+ * Full text over the resident documents, scored exactly as `textScorer` scores an entity (the memory
+ * index's reference), a term at a time: each matching term's postings add its BM25 to the slots that
+ * hold it, so a query costs the postings of its terms, not a scan of the documents. The typed word's
+ * near terms (typos) and the names holding a typed name's trigrams are found in the dictionaries; the
+ * shared trigrams' scores are added from the names' text of the slots that matched a word.
+ */
+export function rankText(documents: Documents, query: TextQuery, prefilter: Prefilter | null, limit: number): TextHit[] {
+  const slots = documents.ids.length
+  scratch.fit(slots)
+  const { scores, masks, touched } = scratch
+  touched.length = 0
+  const alive = documents.alive.values
+  const allowed = (slot: number) => alive[slot] === 1 && (prefilter === null || prefilter.allows(slot))
+  const tokenField = statisticsOf(documents.tokenStatistics, (term) => documents.tokens.terms.get(term)?.holders ?? 0)
+  const nameField = statisticsOf(documents.nameStatistics, (term) => documents.names.terms.get(term)?.holders ?? 0)
+  const gramField = statisticsOf(documents.gramStatistics, (gram) => documents.grams.of(gram)?.holders ?? 0)
+  const touch = (slot: number) => {
+    if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
+  }
+
+  // Phrases: every one must be held; the slots that hold them all, with their phrases' scores.
+  const phrased = query.phrases.length > 0 ? phraseScores(documents, query.phrases, tokenField, allowed) : null
+
+  query.words.forEach((word, position) => {
+    const bit = 1 << position
+    const allowance = typoAllowance(word.token)
+    const exact = documents.tokens.terms.get(word.token)
+    if (exact !== undefined) {
+      addTerm(exact, tokenField, MATCH_WEIGHTS.word, (slot) => documents.tokenLength(slot), bit)
+    }
+    if (allowance > 0) addNearest(documents.tokens.near(word.token, allowance), bit)
+    for (const name of word.names) {
+      const term = documents.names.terms.get(name)
+      if (term !== undefined) addTerm(term, nameField, MATCH_WEIGHTS.name, (slot) => documents.nameLengths.values[slot]!, bit)
+      // A part of a name: the names holding all its trigrams match the word (their trigram scores come below).
+      if (name.length >= 3) markHoldingGrams(name, bit)
+    }
+  })
+
+  function addTerm(term: Term, field: FieldStatistics, weight: number, lengthOf: (slot: number) => number, bit: number) {
+    const termIdf = idf(field, term.holders)
+    const { values: holders } = term.documents
+    const { values: counts } = term.counts
+    for (let at = 0; at < term.documents.length; at++) {
+      const slot = holders[at]!
+      if (!allowed(slot)) continue
+      touch(slot)
+      scores[slot]! += weight * bm25(field, counts[at]!, lengthOf(slot), termIdf)
+      masks[slot]! |= bit
+    }
+  }
+
+  /** The slots whose names' text holds every trigram of `name`, from the postings of its rarest trigram. */
+  function markHoldingGrams(name: string, bit: number) {
+    const grams = [...new Set(trigramsOf(name))]
+    const terms = grams.map((gram) => documents.grams.of(gram))
+    if (!terms.every((term) => term !== undefined)) return
+    const rarest = terms.reduce((a, b) => (b.holders < a.holders ? b : a))
+    const { values: holders } = rarest.documents
+    for (let at = 0; at < rarest.documents.length; at++) {
+      const slot = holders[at]!
+      if (!allowed(slot)) continue
+      const text = documents.namesText[slot]!
+      if (!grams.every((gram) => text.includes(gram))) continue
+      touch(slot)
+      masks[slot]! |= bit
+    }
+  }
+
+  /** A typo's score: the best of the near terms a slot holds (the word itself included), at half weight. */
+  function addNearest(terms: readonly Term[], bit: number) {
+    const { nearest, nearTouched } = scratch
+    nearTouched.length = 0
+    for (const term of terms) {
+      const termIdf = idf(tokenField, term.holders)
+      const { values: holders } = term.documents
+      const { values: counts } = term.counts
+      for (let at = 0; at < term.documents.length; at++) {
+        const slot = holders[at]!
+        if (!allowed(slot)) continue
+        touch(slot)
+        masks[slot]! |= bit
+        const score = bm25(tokenField, counts[at]!, documents.tokenLength(slot), termIdf)
+        if (nearest[slot] === 0) nearTouched.push(slot)
+        if (score > nearest[slot]!) nearest[slot] = score
+      }
+    }
+    for (let at = 0; at < nearTouched.length; at++) {
+      const slot = nearTouched.values[at]!
+      scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot]!
+      nearest[slot] = 0
+    }
+  }
+
+  // The typed names' trigrams, each form's distinct ones, as `textScorer` adds them.
+  const grams = query.words.flatMap((word) => word.names.filter((name) => name.length >= 3).flatMap((name) => [...new Set(trigramsOf(name))]))
+  const gramIdfs = grams.map((gram) => idf(gramField, gramField.holders(gram)))
+  const top = new TopHits(limit, documents.ids)
+  const addCandidate = (slot: number) => {
+    const mask = masks[slot]!
+    const phraseScore = phrased === null ? 0 : phrased.get(slot)
+    if (phraseScore === undefined || (mask === 0 && phrased === null)) return
+    let score = scores[slot]! + phraseScore
+    const text = documents.namesText[slot]!
+    if (text.length >= 3 && grams.length > 0) {
+      const length = text.length - 2
+      grams.forEach((gram, at) => {
+        const count = occurrencesOf(text, gram)
+        if (count > 0) score += MATCH_WEIGHTS.nameTrigram * bm25(gramField, count, length, gramIdfs[at]!)
+      })
+    }
+    top.offer(slot, score, popcount(mask))
+  }
+  for (let at = 0; at < touched.length; at++) addCandidate(touched.values[at]!)
+  // Slots that hold every phrase and no word still match.
+  if (phrased !== null) for (const slot of phrased.keys()) if (masks[slot] === 0 && scores[slot] === 0) addCandidate(slot)
+  for (let at = 0; at < touched.length; at++) {
+    const slot = touched.values[at]!
+    scores[slot] = 0
+    masks[slot] = 0
+  }
+  return top.hits().sort(bestFirst)
+}
+
+/** The slots (allowed) holding every phrase, with the sum of the phrases' BM25; each phrase's holders counted over every live slot. */
+function phraseScores(documents: Documents, phrases: readonly string[][], tokenField: FieldStatistics, allowed: (slot: number) => boolean): Map<number, number> {
+  let result = null as Map<number, number> | null
+  for (const phrase of phrases) {
+    const terms = phrase.map((token) => documents.tokens.terms.get(token))
+    const found = new Map<number, number>()
+    if (terms.every((term) => term !== undefined)) {
+      // The rarest token's postings hold every slot that can hold the phrase.
+      const rarest = terms.reduce((a, b) => (b.documents.length < a.documents.length ? b : a))
+      let holders = 0
+      const occurrences = new Map<number, number>()
+      for (let at = 0; at < rarest.documents.length; at++) {
+        const slot = rarest.documents.values[at]!
+        if (documents.alive.values[slot] !== 1) continue
+        const count = phraseCount(documents.tokensOf(slot), phrase)
+        if (count === 0) continue
+        holders++
+        if (allowed(slot)) occurrences.set(slot, count)
+      }
+      const phraseIdf = idf(tokenField, holders)
+      for (const [slot, count] of occurrences) found.set(slot, bm25(tokenField, count, documents.tokenLength(slot), phraseIdf))
+    }
+    const previous = result
+    result = previous === null ? found : new Map([...found].filter(([slot]) => previous.has(slot)).map(([slot, score]) => [slot, score + previous.get(slot)!]))
+  }
+  return result ?? new Map()
+}
+
+function phraseCount(tokens: readonly string[], phrase: readonly string[]): number {
+  let count = 0
+  for (let start = 0; start + phrase.length <= tokens.length; start++) if (containsPhrase(tokens.slice(start, start + phrase.length), phrase)) count++
+  return count
+}
+
+function statisticsOf(live: LiveStatistics, holders: (term: string) => number): FieldStatistics {
+  return { count: live.count, averageLength: live.totalLength / Math.max(1, live.count), holders }
+}
+
+function occurrencesOf(text: string, gram: string): number {
+  let count = 0
+  for (let at = text.indexOf(gram); at !== -1; at = text.indexOf(gram, at + 1)) count++
+  return count
+}
+
+function popcount(mask: number): number {
+  let bits = mask - ((mask >>> 1) & 0x55555555)
+  bits = (bits & 0x33333333) + ((bits >>> 2) & 0x33333333)
+  return (((bits + (bits >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+}

@@ -1,0 +1,68 @@
+import type { TextHit } from '../ports/search-index.js'
+
+/**
+ * The best `limit` slots seen, by score and then id (`bestFirst`): a binary heap whose root is the
+ * worst kept, so that a slot below it costs one comparison.
+ */
+export class TopHits {
+  private readonly slots: number[] = []
+  private readonly scores: number[] = []
+  private readonly matched: number[] = []
+
+  constructor(
+    private readonly limit: number,
+    private readonly ids: readonly string[],
+  ) {}
+
+  offer(slot: number, score: number, matched = 0): void {
+    if (this.limit <= 0) return
+    if (this.slots.length < this.limit) {
+      this.slots.push(slot)
+      this.scores.push(score)
+      this.matched.push(matched)
+      this.up(this.slots.length - 1)
+      return
+    }
+    if (!this.better(score, slot, this.scores[0]!, this.slots[0]!)) return
+    this.slots[0] = slot
+    this.scores[0] = score
+    this.matched[0] = matched
+    this.down(0)
+  }
+
+  /** What was kept, in no order. */
+  hits(): TextHit[] {
+    return this.slots.map((slot, at) => ({ id: this.ids[slot]!, score: this.scores[at]!, matched: this.matched[at]! }))
+  }
+
+  /** Whether (score, slot) ranks before (otherScore, otherSlot). */
+  private better(score: number, slot: number, otherScore: number, otherSlot: number): boolean {
+    return score > otherScore || (score === otherScore && this.ids[slot]! < this.ids[otherSlot]!)
+  }
+
+  private up(at: number): void {
+    while (at > 0) {
+      const parent = (at - 1) >> 1
+      if (!this.better(this.scores[parent]!, this.slots[parent]!, this.scores[at]!, this.slots[at]!)) break
+      this.swap(at, parent)
+      at = parent
+    }
+  }
+
+  private down(at: number): void {
+    for (;;) {
+      const left = 2 * at + 1
+      const right = left + 1
+      let worst = at
+      if (left < this.slots.length && this.better(this.scores[worst]!, this.slots[worst]!, this.scores[left]!, this.slots[left]!)) worst = left
+      if (right < this.slots.length && this.better(this.scores[worst]!, this.slots[worst]!, this.scores[right]!, this.slots[right]!)) worst = right
+      if (worst === at) return
+      this.swap(at, worst)
+      at = worst
+    }
+  }
+
+  private swap(a: number, b: number): void {
+    for (const column of [this.slots, this.scores, this.matched]) [column[a], column[b]] = [column[b]!, column[a]!]
+  }
+}

@@ -1,0 +1,51 @@
+import type { ScoredHit } from '../ports/search-index.js'
+import type { Documents } from './documents.js'
+import { growableUint32 } from './growable.js'
+import type { Prefilter } from './prefilter.js'
+import { TopHits } from './top-hits.js'
+
+/** The slots a query's prefilter keeps, kept between queries (ranking is synchronous). */
+const allowed = growableUint32()
+
+/**
+ * The nearest vectors among the slots a prefilter keeps, exactly: a dot product of each slot's Int8
+ * components with the query (unit length), times the slot's scale. Null when the prefilter names no
+ * values to start from, or keeps more than `most` live slots (an index of partitions answers those).
+ */
+export function nearestAmong(documents: Documents, query: Float32Array, prefilter: Prefilter, limit: number, most: number): ScoredHit[] | null {
+  const lists = prefilter.narrowest()
+  if (lists === null) return null
+  const alive = documents.alive.values
+  allowed.length = 0
+  for (const { slots, length } of lists) {
+    for (let position = 0; position < length; position++) {
+      const slot = slots[position]!
+      if (alive[slot] !== 1 || !prefilter.allows(slot)) continue
+      if (allowed.length === most) return null
+      allowed.push(slot)
+    }
+  }
+  const { dimensions } = documents
+  const unit = unitOf(query, dimensions)
+  const components = documents.vectors.values
+  const scales = documents.vectorScales.values
+  const top = new TopHits(limit, documents.ids)
+  for (let position = 0; position < allowed.length; position++) {
+    const slot = allowed.values[position]!
+    let sum = 0
+    for (let at = 0, offset = slot * dimensions; at < dimensions; at++) sum += unit[at]! * components[offset + at]!
+    top.offer(slot, sum * scales[slot]!)
+  }
+  return top.hits().map(({ id, score }) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+}
+
+function unitOf(vector: Float32Array, dimensions: number): Float32Array {
+  let norm = 0
+  for (let at = 0; at < dimensions; at++) norm += vector[at]! * vector[at]!
+  const unit = new Float32Array(dimensions)
+  if (norm === 0) return unit
+  const scale = 1 / Math.sqrt(norm)
+  for (let at = 0; at < dimensions; at++) unit[at] = vector[at]! * scale
+  return unit
+}
+

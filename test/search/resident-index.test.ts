@@ -1,0 +1,105 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createWordVectorEmbedder } from '../../src/embedders/index.js'
+import { parseGffs } from '../../src/gffs/parse.js'
+import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
+import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
+import { createMemoryStore } from '../../src/memory/memory-store.js'
+import type { IndexedEntity, SearchIndex, TextHit } from '../../src/ports/search-index.js'
+import { createResidentSearchIndex } from '../../src/resident/index.js'
+import { createIndexer } from '../../src/search/indexer.js'
+import { textQueryOf } from '../../src/search/search-service.js'
+import { loadNicknames } from '../../src/node/nicknames.js'
+import { importDemo } from '../support/demo.js'
+import { readRelevanceSet, RELEVANCE_SET } from './relevance.mjs'
+
+const embedder = createWordVectorEmbedder()
+const nicknames = await loadNicknames()
+const SECOND_SET = readRelevanceSet(new URL('./relevance-set-2.json', import.meta.url))
+/** Every query of both relevance sets; the first set's under prefilters of kept fields too; and some under one that is not kept (a title). */
+const QUERIES = [
+  ...[...RELEVANCE_SET, ...SECOND_SET].map(({ q }) => q),
+  ...RELEVANCE_SET.flatMap(({ q }) => [`${q} type:person`, `${q} -jurisdiction:US displayDate:>1990`]),
+  ...RELEVANCE_SET.slice(0, 20).map(({ q }) => `${q} title:~act`),
+]
+
+/** Hits as compared: ids in order, scores to 9 decimals (sums in another order differ in the last bits; LanceDB's, in Float32 over threads, are left out), words matched. */
+const comparable = (hits: TextHit[], withScores = true) => hits.map(({ id, score, matched }) => `${id} ${withScores ? score.toFixed(9) : ''} ${matched}`)
+
+describe('the resident index', () => {
+  const store = createMemoryStore()
+  let memory: SearchIndex
+  let directory: string
+  let lancedb: SearchIndex
+  let resident: SearchIndex
+
+  beforeAll(async () => {
+    await importDemo(store.warehouse)
+    directory = await mkdtemp(join(tmpdir(), 'er-resident-'))
+    memory = createMemorySearchIndex()
+    lancedb = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    for (const index of [memory, lancedb]) await createIndexer({ store, index, embedder }).catchUp()
+    // Loaded from the LanceDB index already built, as `serve` opens it.
+    const loaded = new Promise<{ entities: number }>((resolve) => {
+      void createResidentSearchIndex({ behind: lancedb, dimensions: embedder.dimensions, onLoaded: resolve }).then((index) => (resident = index))
+    })
+    const canonical = (await store.listEntities({ qualifiers: [], after: null, limit: 1000 })).entities.length
+    expect((await loaded).entities).toBe(canonical)
+  }, 120_000)
+
+  afterAll(async () => {
+    await resident.close()
+    await rm(directory, { recursive: true, force: true })
+  })
+
+  it('ranks full text exactly as the memory index does: the same hits, order, scores and words matched, for every query of both relevance sets (a title qualifier: as LanceDB does)', { timeout: 180_000 }, async () => {
+    for (const q of QUERIES) {
+      const query = parseGffs(q, { allowFreeText: true })
+      const text = textQueryOf(query.text.filter((term) => !term.negated), nicknames)
+      if (text.words.length + text.phrases.length === 0) continue
+      // A title is not kept: the index behind answers (with its own statistics).
+      const behind = query.qualifiers.some((qualifier) => qualifier.field === 'title')
+      const [expected, found] = await Promise.all([(behind ? lancedb : memory).fullText(text, query.qualifiers, 100), resident.fullText(text, query.qualifiers, 100)])
+      expect(comparable(found, !behind), q).toEqual(comparable(expected, !behind))
+    }
+  })
+
+  it('finds the nearest vectors under a prefilter as the exact memory index does, within the Int8 components\' precision', async () => {
+    for (const q of ['tax relief for small business', 'veterans health care', 'judges of the federal courts', 'senator from Ohio']) {
+      const [vector] = await embedder.embed([q])
+      for (const qualifiers of ['type:legislation', 'type:person -status:former', 'jurisdiction:US type:committee']) {
+        const { qualifiers: parsed } = parseGffs(qualifiers, { allowFreeText: false })
+        const [expected, found] = await Promise.all([memory.nearest(vector!, parsed, 20), resident.nearest(vector!, parsed, 20)])
+        expect(found.length, `${q} ${qualifiers}`).toBe(expected.length)
+        const top = new Set(expected.slice(0, 10).map((hit) => hit.id))
+        expect(found.slice(0, 10).filter((hit) => top.has(hit.id)).length, `${q} ${qualifiers}`).toBeGreaterThanOrEqual(9)
+        found.forEach((hit, rank) => expect(Math.abs(hit.score - expected[rank]!.score), `${q} ${qualifiers} #${rank}`).toBeLessThan(0.01))
+      }
+    }
+  })
+
+  it('keeps up with the writes applied through it: updates, removals, and its compaction', async () => {
+    const [first] = (await store.listEntities({ qualifiers: [{ kind: 'qualifier', field: 'type', negated: false, op: 'eq', values: ['person'] }], after: null, limit: 1 })).entities
+    const renamed: IndexedEntity = { id: first!.id, fields: { type: 'person', jurisdiction: 'US' }, tokens: ['zyzzyvan'], names: ['zyzzyvan'], vector: (await embedder.embed(['zyzzyvan']))[0]! }
+    const state = await resident.state()
+    const q = { words: [{ token: 'zyzzyvan', names: ['zyzzyvan'] }], phrases: [] }
+    await resident.apply({ upserts: [renamed], removals: [], state })
+    await memory.apply({ upserts: [renamed], removals: [], state })
+    expect(comparable(await resident.fullText(q, [], 10))).toEqual(comparable(await memory.fullText(q, [], 10)))
+    expect((await resident.fullText(q, [], 10)).map((hit) => hit.id)).toEqual([first!.id])
+    // Enough versions of one entity that dead slots outnumber the live ones: the documents are made again.
+    for (let version = 0; version < 12_000; version += 500) {
+      const upserts = Array.from({ length: 500 }, () => renamed)
+      await resident.apply({ upserts, removals: [], state })
+    }
+    expect(comparable(await resident.fullText(q, [], 10))).toEqual(comparable(await memory.fullText(q, [], 10)))
+    await resident.apply({ upserts: [], removals: [first!.id], state })
+    await memory.apply({ upserts: [], removals: [first!.id], state })
+    expect(await resident.fullText(q, [], 10)).toEqual([])
+    const broad = parseGffs('committee house', { allowFreeText: true })
+    const text = textQueryOf(broad.text, nicknames)
+    expect(comparable(await resident.fullText(text, [], 100))).toEqual(comparable(await memory.fullText(text, [], 100)))
+  }, 120_000)
+})
