@@ -13,7 +13,7 @@ import { countFacets } from './facet-counts.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type ParameterValue } from './query-shapes.js'
-import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
+import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, selectServedEntity, selectMergeEndAfterFirstHop, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName, type SqlDialect } from './sql-dialect.js'
 import type { ChangeNotifier } from '../ports/change-notifier.js'
@@ -157,9 +157,9 @@ function storeOver(
 ): KyselyStore {
   const maxListWindow = options.listWindow ?? 10_000
   const shapes = createQueryShapes(reads, readNow)
-  const selectEntityById = (bound: ParameterValue[]) => selectServedEntities(reads).where('id', '=', bound[0] as string)
+  const selectEntityById = (bound: ParameterValue[]) => selectServedEntity(reads, bound[0] as string)
   const selectMergeEndOf = (bound: ParameterValue[]) => selectMergeEnd(reads, bound[0] as string)
-  const selectMergeEndAfterHopOf = (bound: ParameterValue[]) => selectMergeEnd(reads, bound[0] as string, 1)
+  const selectMergeEndAfterHopOf = (bound: ParameterValue[]) => selectMergeEndAfterFirstHop(reads, bound[0] as string)
   // Not async: read at once, a point read makes one promise, not three (each costs a get
   // allocations the collector then spends time on; bench/README.md).
   const readEntity = (key: string, values: string[], build: (bound: ParameterValue[]) => Compilable<ServedEntityRow>): Promise<StoredEntity | null> => {

@@ -6,6 +6,8 @@ import type { ImmediateRead } from './query-shapes.js'
 import { asStoreError, poolBusyError } from './store-errors.js'
 import type { ConnectionPoolUse } from './connection-pool-use.js'
 import { DIRECT_SESSION_QUERY, isDirectSession } from './direct-session.js'
+import type { RegistryDatabase } from './schema.js'
+import { sessionPlannedReads } from './session-planned-reads.js'
 import { FEED_CHANNEL, postgresNotifier, type FeedNotifications, type ListenClient } from './postgres-notifications.js'
 
 export interface PostgresConnectionOptions {
@@ -87,8 +89,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     // reports it. Added as the client is made, not as it is lent: the server's message ending a new
     // connection can arrive in the same read as the one that completes it, before a lender's code runs.
     events.on('connect', (client) => client.on('error', () => {}))
-    const { pool: kyselyPool, read, use } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS)
-    return { db: new Kysely<unknown>({ dialect: new PostgresDialect({ pool: kyselyPool }) }), read, use }
+    const plannedCalls = new Map<string, string>()
+    const { pool: kyselyPool, read, use } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS, plannedCalls)
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: kyselyPool }) })
+    // Compiled by the Kysely the store's reads are, so the texts are theirs.
+    for (const planned of sessionPlannedReads(db as Kysely<RegistryDatabase>)) plannedCalls.set(planned.text, planned.call)
+    return { db, read, use }
   }
   const primary = connect(options)
   const { readFrom } = options
@@ -188,8 +194,10 @@ const MAINTENANCE = /^\s*(create|alter|drop|analyze|vacuum|do|comment)\b/i
  * shapes compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named. Through a
  * transaction pooler (PgBouncer before 1.21, RDS Proxy, Supavisor) every statement goes unnamed:
  * a name prepared in a session the pooler then lends to another client fails there ("already
- * exists", "does not exist"), or runs another process's statement of the same name. Detected
- * rather than configured, so that `--database` pointed at a pooler works as it is.
+ * exists", "does not exist"), or runs another process's statement of the same name; there the hot
+ * point reads (`plannedCalls`) go as calls of PL/pgSQL functions, whose plans the server session
+ * keeps (session-planned-reads.ts). Detected rather than configured, so that `--database` pointed
+ * at a pooler works as it is.
  *
  * Each query goes with a callback, and the promise is made here: awaiting `pg`'s own promise, ten
  * concurrent page queries kept so much alive that V8 moved it to the old generation, 20 full
@@ -201,7 +209,12 @@ const MAINTENANCE = /^\s*(create|alter|drop|analyze|vacuum|do|comment)\b/i
  * Maintenance statements are not timed (an open under load failed when its migration's table check
  * took over 3 s).
  */
-function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: number): { pool: PostgresPool; read: ImmediateRead; use: () => ConnectionPoolUse } {
+function storePool(
+  pool: PostgresPool,
+  Query: QueryConstructor,
+  readTimeoutMs: number,
+  plannedCalls: ReadonlyMap<string, string>,
+): { pool: PostgresPool; read: ImmediateRead; use: () => ConnectionPoolUse } {
   const counts = pool as unknown as PoolCounts
   const size = counts.options?.max ?? PG_DEFAULT_POOL_SIZE
   let waits = 0
@@ -295,15 +308,24 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
     new Promise((resolve, reject) =>
       connectWith((error, client) => {
         if (error) return reject(error)
-        send(client!, text, values, true, true, (error, result) => {
+        const answer: Done<{ rows: unknown[] }> = (error, result) => {
           client!.release()
           if (error) reject(error)
           else resolve(result!.rows)
-        })
+        }
+        const call = direct.get(client!) === true ? undefined : plannedCalls.get(text)
+        if (call === undefined) return send(client!, text, values, true, true, answer)
+        // A replica that has not replayed the function's creation yet runs the statement itself.
+        send(client!, call, values, true, true, (error, result) =>
+          isUndefinedFunction(error) ? send(client!, text, values, true, true, answer) : answer(error, result),
+        )
       }),
     )
   return { pool: overriding(pool, 'connect', async () => storeClient(await connect())), read, use }
 }
+
+/** PostgreSQL's `undefined_function`. */
+const isUndefinedFunction = (error: unknown) => (error as { code?: unknown } | undefined)?.code === '42883'
 
 export interface PgliteStoreOptions extends StoreTuning {
   /** A directory to keep the database in; in memory when absent. */
