@@ -160,7 +160,7 @@ export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialect): Pro
     // tables (another app's, or another registry's) would stop it creating this schema's own.
     const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(trx)).rows[0]?.schema
     await migrate(withMigrationLockHeld(trx), schema)
-    await createSessionPlannedReads(trx)
+    await createSessionPlannedReads(trx, dialect)
   })
 }
 

@@ -6,7 +6,7 @@ import type { ImmediateRead } from './query-shapes.js'
 import { asStoreError, poolBusyError } from './store-errors.js'
 import type { ConnectionPoolUse } from './connection-pool-use.js'
 import { DIRECT_SESSION_QUERY, isDirectSession } from './direct-session.js'
-import type { RegistryDatabase } from './schema.js'
+import { resolveDialect } from './sql-dialect.js'
 import { sessionPlannedReads } from './session-planned-reads.js'
 import { FEED_CHANNEL, postgresNotifier, type FeedNotifications, type ListenClient } from './postgres-notifications.js'
 
@@ -70,6 +70,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const { default: pg } = await import('pg').catch((cause: unknown) => {
     throw new Error('createPostgresStore needs the package pg: npm install pg', { cause })
   })
+  // Each planned read's text and its function's call, once the store is open (the migrations made the functions).
+  const plannedCalls = new Map<string, string>()
   const connect = (connection: PostgresConnection) => {
     const pool =
       'pool' in connection
@@ -89,12 +91,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     // reports it. Added as the client is made, not as it is lent: the server's message ending a new
     // connection can arrive in the same read as the one that completes it, before a lender's code runs.
     events.on('connect', (client) => client.on('error', () => {}))
-    const plannedCalls = new Map<string, string>()
     const { pool: kyselyPool, read, use } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS, plannedCalls)
-    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: kyselyPool }) })
-    // Compiled by the Kysely the store's reads are, so the texts are theirs.
-    for (const planned of sessionPlannedReads(db as Kysely<RegistryDatabase>)) plannedCalls.set(planned.text, planned.call)
-    return { db, read, use }
+    return { db: new Kysely<unknown>({ dialect: new PostgresDialect({ pool: kyselyPool }) }), read, use }
   }
   const primary = connect(options)
   const { readFrom } = options
@@ -128,6 +126,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         ...(options.onFeedPolling ? { onPolling: options.onFeedPolling } : {}),
       }),
   )
+  // Compiled by the store's Kysely in its dialect, as its reads are: the texts are theirs.
+  const dialect = await resolveDialect(store.db, 'postgres').catch(async (error: unknown) => {
+    await store.close()
+    throw error
+  })
+  for (const planned of sessionPlannedReads(store.db, dialect)) plannedCalls.set(planned.text, planned.call)
   // The pool the requests wait on: the replica's when there is one.
   return Object.assign(store, { connectionPool: (replica ?? primary).use })
 }
