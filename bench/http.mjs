@@ -19,7 +19,8 @@
 // --pgbouncer (with --postgres) serves this build a second time through a PgBouncer of the bench's own in
 // transaction mode (/usr/sbin/pgbouncer, 10 server connections as the registry's pool holds), beside
 // the direct one, and prints the ratio of the two; it connects as a role of the data set's schema
-// name whose search_path is that schema (PgBouncer refuses the `options` a direct URL sets it with).
+// name whose search_path is that schema (PgBouncer refuses the `options` a direct URL sets it with);
+// with --baseline, the baseline is served through it too.
 // PgBouncer's own CPU is in neither CPU column. It refuses --write.
 // --write puts the table into bench/README.md between its "bench/http.mjs sqlite" (or "postgres") markers.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -185,6 +186,9 @@ const servers = {
   ...(options['without-rate-limit'] ? { 'entity-registry, no rate limit': await registryServer(root, '0') } : {}),
   'entity-registry': await registryServer(root),
   ...(bouncer === undefined ? {} : { 'entity-registry, through PgBouncer': await startServer(process.execPath, benchServeArgs(root, data, ['--database', bouncer.database])) }),
+  ...(bouncer === undefined || options.baseline === undefined
+    ? {}
+    : { 'entity-registry, baseline, through PgBouncer': await startServer(process.execPath, benchServeArgs(options.baseline, data, ['--database', bouncer.database])) }),
 }
 try {
   const bill = await (await fetch(`${servers['entity-registry'].url}/v1/entities/hr3590111`, { headers: { Authorization: `Bearer ${KEY}` } })).json()
@@ -235,8 +239,13 @@ try {
   const table = lines.join('\n')
   console.log(`\n${table}`)
   if (bouncer !== undefined) {
-    const ratios = Object.entries(results).map(([kind, byServer]) => `${kind} ${(mean(byServer['entity-registry, through PgBouncer'], 'rate') / mean(byServer['entity-registry'], 'rate')).toFixed(2)}`)
+    const ratio = (kind, byServer, name, direct) => `${kind} ${(mean(byServer[name], 'rate') / mean(byServer[direct], 'rate')).toFixed(2)}`
+    const ratios = Object.entries(results).map(([kind, byServer]) => ratio(kind, byServer, 'entity-registry, through PgBouncer', 'entity-registry'))
     console.log(`\nreq/s through PgBouncer / direct: ${ratios.join('; ')}`)
+    if (options.baseline !== undefined) {
+      const before = Object.entries(results).map(([kind, byServer]) => ratio(kind, byServer, 'entity-registry, baseline, through PgBouncer', 'entity-registry, baseline'))
+      console.log(`the baseline's, through PgBouncer / direct: ${before.join('; ')}`)
+    }
   }
   if (options.write) {
     const readme = join(root, 'bench/README.md')

@@ -1,5 +1,5 @@
 import type { ConnectionPoolUse } from './connection-pool-use.js'
-import { sql, type Compilable, type ExpressionBuilder, type Kysely } from 'kysely'
+import type { Compilable, Kysely } from 'kysely'
 import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
 import type { StoredEntity } from '../contract/entity.js'
 import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
@@ -12,9 +12,10 @@ import { createKyselyApiKeyStore } from './kysely-api-key-store.js'
 import { countFacets } from './facet-counts.js'
 import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
+import { feedHeadQuery, inSeekOrder, rowsAtMost, seekingCandidates, selectPage, selectPageWithHead, type OrderedBy } from './page-queries.js'
 import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type ParameterValue } from './query-shapes.js'
-import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
-import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn, type RegistryDatabase } from './schema.js'
+import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, selectServedEntity, selectMergeEndAfterFirstHop, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
+import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName, type SqlDialect } from './sql-dialect.js'
 import type { ChangeNotifier } from '../ports/change-notifier.js'
 import { combineNotifiers, createLocalNotifier, pollingNotifier } from '../live-feed/notifiers.js'
@@ -157,9 +158,9 @@ function storeOver(
 ): KyselyStore {
   const maxListWindow = options.listWindow ?? 10_000
   const shapes = createQueryShapes(reads, readNow)
-  const selectEntityById = (bound: ParameterValue[]) => selectServedEntities(reads).where('id', '=', bound[0] as string)
+  const selectEntityById = (bound: ParameterValue[]) => selectServedEntity(reads, bound[0] as string)
   const selectMergeEndOf = (bound: ParameterValue[]) => selectMergeEnd(reads, bound[0] as string)
-  const selectMergeEndAfterHopOf = (bound: ParameterValue[]) => selectMergeEnd(reads, bound[0] as string, 1)
+  const selectMergeEndAfterHopOf = (bound: ParameterValue[]) => selectMergeEndAfterFirstHop(reads, bound[0] as string)
   // Not async: read at once, a point read makes one promise, not three (each costs a get
   // allocations the collector then spends time on; bench/README.md).
   const readEntity = (key: string, values: string[], build: (bound: ParameterValue[]) => Compilable<ServedEntityRow>): Promise<StoredEntity | null> => {
@@ -195,12 +196,13 @@ function storeOver(
         const cursor = withCursor ? (bound[filterValues.length] as string) : null
         const seekSql = seekToSql(seek.withValues(bound), cursor, dialect)
         const residualQualifiers = residual.withValues(bound.slice(seek.values.length))
-        // A literal, not a parameter: the partial indexes apply only to a predicate they imply.
-        const candidates = (eb: ExpressionBuilder<RegistryDatabase, 'entities'>) => eb.and([eb('state', '=', sql.lit('canonical')), seekSql.condition])
-        // In the seek index's order: with the seek's columns fixed, the id order.
-        const inOrder = <Query extends { orderBy(column: ContractColumn | 'id'): Query }>(query: Query) =>
-          [...seekSql.order, 'id' as const].reduce((ordered, column) => ordered.orderBy(column), query)
-        return { candidates, inOrder, residualQualifiers, extra: bound.slice(filterValues.length + (withCursor ? 1 : 0)) }
+        return {
+          seekSql,
+          candidates: seekingCandidates(seekSql),
+          inOrder: <Query extends OrderedBy>(query: Query) => inSeekOrder(seekSql, query),
+          residualQualifiers,
+          extra: bound.slice(filterValues.length + (withCursor ? 1 : 0)),
+        }
       }
       const hasCursor = after !== null
       const values = [...filterValues, ...(hasCursor ? [after] : [])]
@@ -208,10 +210,7 @@ function storeOver(
 
       if (plan.residual.length === 0) {
         // The index answers exactly: a page reads only the rows it returns.
-        const pageOf = (withCursor: boolean, size: number) => (bound: ParameterValue[]) => {
-          const { candidates, inOrder } = filterOf(bound, withCursor)
-          return inOrder(reads.selectFrom('entities').select(PAGE_COLUMNS).where(candidates)).limit(rowsAtMost(size))
-        }
+        const pageOf = (withCursor: boolean, size: number) => (bound: ParameterValue[]) => selectPage(reads, filterOf(bound, withCursor).seekSql, size)
         const joinedResources = joined ? dialect.joinedResources : null
         if (joinedResources !== null) {
           // One row: the resources joined in the database (a JS string and row object per entity
@@ -232,14 +231,7 @@ function storeOver(
             (await shapes.execute(`page${filterShape}>:1`, [...filterValues, row!.last!], pageOf(true, 1))).length > 0
           return { entities: [], joinedResources: row!.resources ?? '', hasMore, cursor: row!.last, feedHead: encodeHead(row!.head) }
         }
-        // The feed head as of the page: a row of its own (no id) beside the page's rows, in the same
-        // statement, so of the same snapshot, and there for an empty page too. Not a column of each
-        // row: the driver reads a field a row (101 of them cost `pg` 6 us of a page's 54).
-        const rows = await shapes.execute(`page-with-head${shape}:${limit}`, values, (bound) =>
-          reads
-            .selectNoFrom([sql<string | null>`null`.as('id'), sql<string | null>`null`.as('resource'), feedHeadQuery(reads).as('head')])
-            .unionAll(reads.selectFrom(pageOf(hasCursor, limit + 1)(bound).as('page')).select(['id', 'resource', sql<null>`null`.as('head')])),
-        )
+        const rows = await shapes.execute(`page-with-head${shape}:${limit}`, values, (bound) => selectPageWithHead(reads, filterOf(bound, hasCursor).seekSql, limit))
         // The head's row comes first from a plan that appends in order, as plans without parallel
         // workers do; with them it may come anywhere. The page's rows stay in their order either way:
         // a LIMIT's subquery runs in one process, whose rows a Gather passes on in order.
@@ -330,20 +322,6 @@ function storeOver(
     ...createKyselyApiKeyStore(db),
   }
   return store
-}
-
-/**
- * A LIMIT's row count as a literal (each shape's key holds it too): SQLite runs a page with a bound
- * LIMIT about twice as slow as with the number written in.
- */
-function rowsAtMost(count: number) {
-  if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`a row count must be a whole number, not ${count}`)
-  return sql.lit(count)
-}
-
-/** The newest change's seq, or null for an empty feed. */
-function feedHeadQuery(db: Kysely<RegistryDatabase>) {
-  return db.selectFrom('changes').select((eb) => eb.fn.max('seq').as('seq'))
 }
 
 /** A seq as a change id; `pg` returns a bigint as a string. */

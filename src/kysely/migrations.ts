@@ -5,6 +5,7 @@ import { renderEntityResource } from '../contract/resource-json.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn } from './schema.js'
 import { facetCountsMigration } from './facet-counts.js'
 import { overriding } from './overriding.js'
+import { createSessionPlannedReads } from './session-planned-reads.js'
 import type { SqlDialect } from './sql-dialect.js'
 
 /**
@@ -134,7 +135,7 @@ function migrations(dialect: SqlDialect): Record<string, Migration> {
 /** Entities rendered a query when an older store is brought up to date. */
 const RENDER_BATCH = 1000
 
-/** Brings the schema up to date; runs on every open. */
+/** Brings the schema up to date, and on PostgreSQL makes the functions of this version's planned reads (session-planned-reads.ts); runs on every open. */
 export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialect): Promise<void> {
   const provided = migrations(dialect)
   const migrate = async (db: Kysely<any>, schema: string | undefined) => {
@@ -159,6 +160,7 @@ export async function migrateToLatest(db: Kysely<any>, dialect: SqlDialect): Pro
     // tables (another app's, or another registry's) would stop it creating this schema's own.
     const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(trx)).rows[0]?.schema
     await migrate(withMigrationLockHeld(trx), schema)
+    await createSessionPlannedReads(trx, dialect)
   })
 }
 

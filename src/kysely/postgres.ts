@@ -6,6 +6,8 @@ import type { ImmediateRead } from './query-shapes.js'
 import { asStoreError, poolBusyError } from './store-errors.js'
 import type { ConnectionPoolUse } from './connection-pool-use.js'
 import { DIRECT_SESSION_QUERY, isDirectSession } from './direct-session.js'
+import { resolveDialect } from './sql-dialect.js'
+import { sessionPlannedReads } from './session-planned-reads.js'
 import { FEED_CHANNEL, postgresNotifier, type FeedNotifications, type ListenClient } from './postgres-notifications.js'
 
 export interface PostgresConnectionOptions {
@@ -68,6 +70,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const { default: pg } = await import('pg').catch((cause: unknown) => {
     throw new Error('createPostgresStore needs the package pg: npm install pg', { cause })
   })
+  // Each planned read's text and its function's call, once the store is open (the migrations made the functions).
+  const plannedCalls = new Map<string, string>()
   const connect = (connection: PostgresConnection) => {
     const pool =
       'pool' in connection
@@ -87,7 +91,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     // reports it. Added as the client is made, not as it is lent: the server's message ending a new
     // connection can arrive in the same read as the one that completes it, before a lender's code runs.
     events.on('connect', (client) => client.on('error', () => {}))
-    const { pool: kyselyPool, read, use } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS)
+    const { pool: kyselyPool, read, use } = storePool(pool, pg.Query as unknown as QueryConstructor, options.readTimeoutMs ?? READ_TIMEOUT_MS, plannedCalls)
     return { db: new Kysely<unknown>({ dialect: new PostgresDialect({ pool: kyselyPool }) }), read, use }
   }
   const primary = connect(options)
@@ -122,6 +126,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         ...(options.onFeedPolling ? { onPolling: options.onFeedPolling } : {}),
       }),
   )
+  // Compiled by the store's Kysely in its dialect, as its reads are: the texts are theirs.
+  const dialect = await resolveDialect(store.db, 'postgres').catch(async (error: unknown) => {
+    await store.close()
+    throw error
+  })
+  for (const planned of sessionPlannedReads(store.db, dialect)) plannedCalls.set(planned.text, planned.call)
   // The pool the requests wait on: the replica's when there is one.
   return Object.assign(store, { connectionPool: (replica ?? primary).use })
 }
@@ -188,8 +198,10 @@ const MAINTENANCE = /^\s*(create|alter|drop|analyze|vacuum|do|comment)\b/i
  * shapes compiled once, the texts repeat, and the first MAX_NAMED_READS of them are named. Through a
  * transaction pooler (PgBouncer before 1.21, RDS Proxy, Supavisor) every statement goes unnamed:
  * a name prepared in a session the pooler then lends to another client fails there ("already
- * exists", "does not exist"), or runs another process's statement of the same name. Detected
- * rather than configured, so that `--database` pointed at a pooler works as it is.
+ * exists", "does not exist"), or runs another process's statement of the same name; there the hot
+ * point reads (`plannedCalls`) go as calls of PL/pgSQL functions, whose plans the server session
+ * keeps (session-planned-reads.ts). Detected rather than configured, so that `--database` pointed
+ * at a pooler works as it is.
  *
  * Each query goes with a callback, and the promise is made here: awaiting `pg`'s own promise, ten
  * concurrent page queries kept so much alive that V8 moved it to the old generation, 20 full
@@ -201,7 +213,12 @@ const MAINTENANCE = /^\s*(create|alter|drop|analyze|vacuum|do|comment)\b/i
  * Maintenance statements are not timed (an open under load failed when its migration's table check
  * took over 3 s).
  */
-function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: number): { pool: PostgresPool; read: ImmediateRead; use: () => ConnectionPoolUse } {
+function storePool(
+  pool: PostgresPool,
+  Query: QueryConstructor,
+  readTimeoutMs: number,
+  plannedCalls: ReadonlyMap<string, string>,
+): { pool: PostgresPool; read: ImmediateRead; use: () => ConnectionPoolUse } {
   const counts = pool as unknown as PoolCounts
   const size = counts.options?.max ?? PG_DEFAULT_POOL_SIZE
   let waits = 0
@@ -295,15 +312,24 @@ function storePool(pool: PostgresPool, Query: QueryConstructor, readTimeoutMs: n
     new Promise((resolve, reject) =>
       connectWith((error, client) => {
         if (error) return reject(error)
-        send(client!, text, values, true, true, (error, result) => {
+        const answer: Done<{ rows: unknown[] }> = (error, result) => {
           client!.release()
           if (error) reject(error)
           else resolve(result!.rows)
-        })
+        }
+        const call = direct.get(client!) === true ? undefined : plannedCalls.get(text)
+        if (call === undefined) return send(client!, text, values, true, true, answer)
+        // A replica that has not replayed the function's creation yet runs the statement itself.
+        send(client!, call, values, true, true, (error, result) =>
+          isUndefinedFunction(error) ? send(client!, text, values, true, true, answer) : answer(error, result),
+        )
       }),
     )
   return { pool: overriding(pool, 'connect', async () => storeClient(await connect())), read, use }
 }
+
+/** PostgreSQL's `undefined_function`. */
+const isUndefinedFunction = (error: unknown) => (error as { code?: unknown } | undefined)?.code === '42883'
 
 export interface PgliteStoreOptions extends StoreTuning {
   /** A directory to keep the database in; in memory when absent. */

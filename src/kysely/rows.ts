@@ -30,11 +30,16 @@ export function selectEntities(db: Kysely<RegistryDatabase>) {
 }
 
 /** What a read of an entity to serve needs: with its stored resource, when canonical. */
-const SERVED_COLUMNS = [...ENTITY_COLUMNS, 'resource'] as const
+export const SERVED_COLUMNS = [...ENTITY_COLUMNS, 'resource'] as const
 export type ServedEntityRow = Pick<Selectable<EntitiesTable>, (typeof SERVED_COLUMNS)[number]>
 
 export function selectServedEntities(db: Kysely<RegistryDatabase>) {
   return db.selectFrom('entities').select(SERVED_COLUMNS)
+}
+
+/** A get by id's read. */
+export function selectServedEntity(db: Kysely<RegistryDatabase>, id: string) {
+  return selectServedEntities(db).where('id', '=', id)
 }
 
 /**
@@ -69,6 +74,11 @@ export function selectMergeEnd(db: Kysely<RegistryDatabase>, id: string, hopsTak
     .unionAll((eb) => eb.selectFrom('chain').select(SERVED_COLUMNS).where('state', '<>', merged))
     // Written in: with the limit bound, SQLite ran it six times as slow (30 us against 5).
     .limit(sql.lit(1))
+}
+
+/** The chain of the entity a merged entity was merged into (`id`): a PostgreSQL get's second read (kysely-store.ts). */
+export function selectMergeEndAfterFirstHop(db: Kysely<RegistryDatabase>, id: string) {
+  return selectMergeEnd(db, id, 1)
 }
 
 export function selectChanges(db: Kysely<RegistryDatabase>) {

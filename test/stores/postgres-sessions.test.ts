@@ -2,14 +2,17 @@
  * What the PostgreSQL store leaves in a server session, which a transaction pooler lends to other
  * clients between transactions. Reads go as named prepared statements (planned once a session)
  * only on a connection whose session is its own: directly, yes; through PgBouncer in transaction
- * mode, never (a name there would be prepared in a session other clients get next). Opening (its
+ * mode, never (a name there would be prepared in a session other clients get next): there the hot
+ * point reads call PL/pgSQL functions instead, whose plans the session keeps. Opening (its
  * migrations) leaves no session lock behind.
  */
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore, type KyselyStore } from '../../src/kysely/index.js'
 import { pgbouncerSkipReason, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js'
-import { freshPostgresSchema, storeDialects } from './each-store.js'
+import { sessionPlannedReads } from '../../src/kysely/session-planned-reads.js'
+import { resolveDialect } from '../../src/kysely/sql-dialect.js'
+import { freshPostgresSchema, POSTGRES_URL, storeDialects } from './each-store.js'
 
 const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
 const skipReason = postgres.skipReason ?? pgbouncerSkipReason
@@ -46,6 +49,59 @@ describe.skipIf(skipReason !== null)(`PostgreSQL sessions, directly and through 
 
   it('reads are never named through PgBouncer in transaction mode', async () => {
     expect(await preparedAfterReads(await bouncer.freshSchema())).toBe(0)
+  })
+
+  it('through PgBouncer, a get, the read of a merged entity\'s chain and an unfiltered page of the default size are calls of the functions the migrations made, whose plans the server session keeps; directly, the statements themselves', async () => {
+    const pooled = await bouncer.freshSchema()
+    const schema = new URL(pooled.url).username
+    const directUrl = new URL(POSTGRES_URL)
+    directUrl.searchParams.set('options', `-c search_path=${schema}`)
+    const store = await createPostgresStore({ connectionString: pooled.url })
+    const direct = await createPostgresStore({ connectionString: directUrl.href })
+    try {
+      await store.warehouse.upsert({ id: 'a1', type: 'person', name: 'Ada' })
+      await store.warehouse.upsert({ id: 'b1', type: 'person', name: 'Ada Lovelace' })
+      await store.warehouse.merge('a1', 'b1')
+      const planned = sessionPlannedReads(store.db, await resolveDialect(store.db, 'postgres'))
+      const { rows } = await sql<{ name: string }>`select proname as name from pg_proc where pronamespace = ${schema}::regnamespace and proname like 'entity_registry_read_%'`.execute(store.db)
+      expect(rows.map((row) => row.name).sort()).toEqual(planned.map((read) => read.name).sort())
+      const served = (await direct.getEntity('b1'))!.resource
+      expect(served).toContain('Ada Lovelace')
+
+      // Each function made to mark what it answers: a read that calls it says so.
+      const [get, chain, firstPage, pageAfter] = planned
+      const marking = (name: string, parameters: string, mark: string) =>
+        sql.raw(`create or replace function ${schema}.${name}(${parameters}) returns table (id text, state text, merged_into text, snapshot text, resource text)
+          language sql stable as $$ select e.id, e.state, e.merged_into, e.snapshot, '${mark}:' || e.id from ${schema}.entities e where e.id = $1 $$`)
+      const markingPage = (name: string, parameters: string, after: string) =>
+        sql.raw(`create or replace function ${schema}.${name}(${parameters}) returns table (id text, resource text, head bigint)
+          language sql stable as $$ select null, null, 1::bigint union all (select e.id, 'page:' || e.id, null from ${schema}.entities e where e.state = 'canonical' ${after} order by e.id) $$`)
+      await marking(get!.name, 'text', 'get').execute(store.db)
+      await marking(chain!.name, 'text, text', 'chain').execute(store.db)
+      await markingPage(firstPage!.name, '', '').execute(store.db)
+      await markingPage(pageAfter!.name, 'text', 'and e.id > $1').execute(store.db)
+      const resources = async (registry: KyselyStore, after: string | null) =>
+        (await registry.listEntities({ qualifiers: [], after, limit: 100 })).entities.map((entity) => entity.resource)
+      expect((await store.getEntity('b1'))?.resource).toBe('get:b1')
+      expect((await store.getMergeEnd!('a1'))?.resource).toBe('chain:b1')
+      expect(await resources(store, null)).toEqual(['page:b1'])
+      expect(await resources(store, 'a')).toEqual(['page:b1'])
+      // Pages of another size are statements of their own.
+      expect((await store.listEntities({ qualifiers: [], after: null, limit: 10 })).entities.map((entity) => entity.resource)).toEqual([served])
+      expect((await direct.getEntity('b1'))?.resource).toBe(served)
+      expect((await direct.getMergeEnd!('a1'))?.resource).toBe(served)
+      expect(await resources(direct, null)).toEqual([served])
+
+      // Without them (a replica that has not replayed their creation yet), the statements run themselves.
+      for (const read of planned) await sql.raw(`drop function ${schema}.${read.name}`).execute(store.db)
+      expect((await store.getEntity('b1'))?.resource).toBe(served)
+      expect((await store.getMergeEnd!('a1'))?.resource).toBe(served)
+      expect(await resources(store, 'a')).toEqual([served])
+    } finally {
+      await direct.close()
+      await store.close()
+      await pooled.drop()
+    }
   })
 
   it('opens stores at once through PgBouncer on a new schema, and leaves no session lock held (the migrations lock with their transaction)', async () => {
