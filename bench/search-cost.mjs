@@ -1,0 +1,241 @@
+// Search's CPU a query at 1,000,000 entities, over HTTP as a user loads it (issue 41), beside its
+// floor in the same run:
+//   - registry: `entity-registry serve` over the catalogue (`catalogEntities`: persons, bills,
+//     committees, words by Zipf's law), imported and indexed as a user does it (`import --batch
+//     10000`, then `reindex`), the default index (LanceDB) or `--postgres URL` (`--search postgres`);
+//   - floor: servers/search-floor.mjs, node:http over better-sqlite3's FTS5 index of the same
+//     entities' titles and names, answering the lexical half of each query (bm25, the prefilter as a
+//     WHERE on indexed columns, up to 100 results).
+// Four query sets (`catalogQuerySets`), every query distinct within the run: each measurement sends a
+// slice of its set that no other measurement of that server sends, and the warm-up its own. Each
+// set at 1 and at 10 connections, the servers taking turns: queries a second, p50, p99, and CPU a
+// query (the server process's user and system time, every thread, over the queries it answered).
+//   node bench/search-cost.mjs [--entities 1000000] [--duration 5] [--sets title,prefilter,name,common]
+//     [--connections 1,10] [--only registry|floor] [--queries 3000] [--postgres URL] [--reindex]
+// after `npm run build`. The data is built once under bench/.data/search-catalog-<entities> (the
+// registry's files, and floor.sqlite for the floor); `--reindex` measures `reindex`'s peak RSS again,
+// into a scratch index beside it.
+import { spawnSync } from 'node:child_process'
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { loadavg } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { finished } from 'node:stream/promises'
+import { parseArgs } from 'node:util'
+import Database from 'better-sqlite3'
+import { catalogEntities, catalogQuerySets, DATA_DIR, inSchema, KEY, machine, processCpuMicros, quantile, RATE_LIMIT, ROOT, startServer } from './lib.mjs'
+
+const { values: options } = parseArgs({
+  options: {
+    entities: { type: 'string', default: '1000000' },
+    duration: { type: 'string', default: '5' },
+    sets: { type: 'string', default: 'title,prefilter,name,common' },
+    connections: { type: 'string', default: '1,10' },
+    only: { type: 'string' },
+    queries: { type: 'string', default: '3000' },
+    postgres: { type: 'string' },
+    reindex: { type: 'boolean', default: false },
+  },
+})
+const total = Number(options.entities)
+const duration = Number(options.duration)
+const connectionCounts = options.connections.split(',').map(Number)
+const SERVERS = ['registry', 'floor']
+if (options.only !== undefined && !SERVERS.includes(options.only)) throw new Error(`--only takes registry or floor, not ${options.only}`)
+const servers = options.only === undefined ? SERVERS : [options.only]
+/** The sets by their short names (`--sets`). */
+const SET_NAMES = { title: 'title words', prefilter: 'title words, 2% prefilter', name: 'name with a typo', common: 'common word' }
+const setNames = options.sets.split(',').map((short) => SET_NAMES[short] ?? (() => { throw new Error(`--sets takes ${Object.keys(SET_NAMES).join(', ')}, not ${short}`) })())
+const cli = join(ROOT, 'dist/cli/main.js')
+const directory = join(DATA_DIR, `search-catalog-${total}`)
+const loadAverage = () => loadavg().map((load) => load.toFixed(2)).join(', ')
+
+/** Runs the CLI under `/usr/bin/time`: its seconds and peak RSS (MB). */
+function cliRun(args) {
+  const started = performance.now()
+  const run = spawnSync('/usr/bin/time', ['-f', 'peak %M KB', process.execPath, cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+  if (run.status !== 0) throw new Error(`${args[0]} failed: ${run.stderr}`)
+  return { seconds: Math.round((performance.now() - started) / 1000), peakMb: Math.round(Number(/peak (\d+) KB/.exec(run.stderr)[1]) / 1024) }
+}
+
+/** The registry's data directory, built once as a user builds it; what the build cost is kept in build.json. */
+async function registryData() {
+  if (existsSync(directory)) return directory
+  const partial = `${directory}.partial`
+  rmSync(partial, { recursive: true, force: true })
+  mkdirSync(partial, { recursive: true })
+  const file = join(partial, 'records.ndjson')
+  const out = createWriteStream(file)
+  const { recordOf } = catalogEntities()
+  for (let n = 0; n < total; n++) if (!out.write(`${JSON.stringify(recordOf(n))}\n`)) await new Promise((resolve) => out.once('drain', resolve))
+  out.end()
+  await finished(out)
+  const build = {
+    import: cliRun(['import', '--data', partial, '--batch', '10000', '--progress', 'none', file]),
+    reindex: cliRun(['reindex', '--data', partial, '--progress', 'none']),
+  }
+  writeFileSync(join(partial, 'build.json'), JSON.stringify({ ...build, loadAverage: loadAverage() }))
+  rmSync(file)
+  renameSync(partial, directory)
+  return directory
+}
+
+/**
+ * The floor's FTS5 file beside the registry's files, built once from the same records: the entities
+ * (rowid, id, type, jurisdiction, title) with an index on (type, jurisdiction) and one on
+ * jurisdiction, and an external-content FTS5 table of their titles and names.
+ */
+function floorData() {
+  const file = join(directory, 'floor.sqlite')
+  if (existsSync(file)) return file
+  const partial = `${file}.partial`
+  rmSync(partial, { force: true })
+  const db = new Database(partial)
+  db.exec(`PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
+    CREATE TABLE entities (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, type TEXT NOT NULL, jurisdiction TEXT NOT NULL, title TEXT NOT NULL, name TEXT);
+    CREATE VIRTUAL TABLE search USING fts5(title, name, content = 'entities', content_rowid = 'rowid');`)
+  const insert = db.prepare('INSERT INTO entities (rowid, id, type, jurisdiction, title, name) VALUES (?, ?, ?, ?, ?, ?)')
+  const { recordOf } = catalogEntities()
+  db.transaction(() => {
+    for (let n = 0; n < total; n++) {
+      const { id, type, jurisdiction, title, name } = recordOf(n)
+      insert.run(n + 1, id, type, jurisdiction, title, name ?? null)
+    }
+  })()
+  db.exec(`INSERT INTO search (rowid, title, name) SELECT rowid, title, name FROM entities;
+    INSERT INTO search (search) VALUES ('optimize');
+    CREATE INDEX entities_by_type ON entities (type, jurisdiction);
+    CREATE INDEX entities_by_jurisdiction ON entities (jurisdiction);
+    ANALYZE;`)
+  db.close()
+  renameSync(partial, file)
+  return file
+}
+
+/** `reindex` of the kept data into a scratch index (the kept one untouched): its seconds and peak RSS. */
+function reindexAgain() {
+  const scratch = join(DATA_DIR, `search-catalog-${total}-reindex`)
+  rmSync(scratch, { recursive: true, force: true })
+  try {
+    return cliRun(['reindex', '--data', directory, '--search', scratch, '--progress', 'none'])
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+/** The registry's server: the default LanceDB index, or `--search postgres` over the schema `--postgres` names. */
+function startRegistry() {
+  const database = options.postgres === undefined ? [] : ['--database', inSchema(options.postgres, `bench_search_catalog_${total}`), '--search', 'postgres']
+  return startServer(process.execPath, [cli, 'serve', '--data', directory, ...database, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--log', 'warn', '--port', '0'])
+}
+
+/** GET `path` on one kept-alive connection of `agent`: the status and the number of results of the JSON answer. */
+function get(url, agent, path) {
+  return new Promise((resolve, reject) => {
+    const sent = request(`${url}${path}`, { agent, headers: { Authorization: `Bearer ${KEY}` } }, (response) => {
+      const chunks = []
+      response.on('data', (chunk) => chunks.push(chunk))
+      response.on('end', () => resolve({ status: response.statusCode, body: Buffer.concat(chunks) }))
+      response.on('error', reject)
+    })
+    sent.on('error', reject)
+    sent.end()
+  })
+}
+const pathOf = (query) => `/v1/search?q=${encodeURIComponent(query)}`
+
+/** `connections` clients sending the queries in turn, each a new one, until `duration` ends or the queries do. */
+async function measure(server, queries, connections) {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections })
+  const samples = []
+  let next = 0
+  const cpuBefore = processCpuMicros(server.pid)
+  const started = performance.now()
+  const until = started + duration * 1000
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < until && next < queries.length) {
+        const path = pathOf(queries[next++])
+        const sentAt = performance.now()
+        const { status } = await get(server.url, agent, path)
+        if (status !== 200) throw new Error(`${status} for ${path}`)
+        samples.push(performance.now() - sentAt)
+      }
+    }),
+  )
+  const seconds = (performance.now() - started) / 1000
+  const cpuMicros = processCpuMicros(server.pid) - cpuBefore
+  agent.destroy()
+  samples.sort((a, b) => a - b)
+  return { answered: samples.length, rate: samples.length / seconds, p50: quantile(samples, 0.5), p99: quantile(samples, 0.99), cpu: cpuMicros / 1000 / samples.length, exhausted: next >= queries.length }
+}
+
+/** Sends the warm-up queries one at a time: the mean number of results of each set's. */
+async function warm(server, warmups) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const results = {}
+  for (const [name, queries] of Object.entries(warmups)) {
+    let count = 0
+    for (const query of queries) {
+      const { status, body } = await get(server.url, agent, pathOf(query))
+      if (status !== 200) throw new Error(`${status} for ${query}: ${body}`)
+      count += JSON.parse(body).data.length
+    }
+    results[name] = count / queries.length
+  }
+  agent.destroy()
+  return results
+}
+
+const WARM_UP = 30
+const data = await registryData()
+const floorFile = servers.includes('floor') ? floorData() : undefined
+const build = existsSync(join(data, 'build.json')) ? JSON.parse(readFileSync(join(data, 'build.json'), 'utf8')) : undefined
+console.log(`machine: ${machine()}; load average ${loadAverage()}`)
+if (build) console.log(`built: import ${build.import.seconds} s (peak RSS ${build.import.peakMb} MB), reindex ${build.reindex.seconds} s (peak RSS ${build.reindex.peakMb} MB); load average then ${build.loadAverage}`)
+if (options.reindex) {
+  const { seconds, peakMb } = reindexAgain()
+  console.log(`reindex of ${total.toLocaleString('en')} entities: ${seconds} s, peak RSS ${peakMb} MB (load average ${loadAverage()})`)
+}
+
+// Per set: the warm-up's queries, then one slice per connection count, sent to each server alike.
+const perSet = Number(options.queries)
+const allSets = catalogQuerySets(total, WARM_UP + perSet, 1)
+const sets = Object.fromEntries(setNames.map((name) => [name, allSets[name]]))
+const sliceLength = Math.floor(perSet / connectionCounts.length)
+const sliceOf = (queries, at) => queries.slice(WARM_UP + at * sliceLength, WARM_UP + (at + 1) * sliceLength)
+
+const running = {}
+try {
+  for (const name of servers) running[name] = await (name === 'registry' ? startRegistry() : startServer(process.execPath, [join(ROOT, 'bench/servers/search-floor.mjs'), floorFile]))
+  const warmups = Object.fromEntries(Object.entries(sets).map(([name, queries]) => [name, queries.slice(0, WARM_UP)]))
+  const resultsOf = {}
+  for (const name of servers) {
+    const started = performance.now()
+    resultsOf[name] = await warm(running[name], warmups)
+    console.log(`${name}: warmed in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  }
+  for (const [name, queries] of Object.entries(sets)) {
+    console.log(`\n${name}: ${queries.slice(WARM_UP, WARM_UP + 4).map((query) => `\`${query}\``).join(', ')}; results a query (warm-up, up to 100): ${servers.map((server) => `${server} ${resultsOf[server][name].toFixed(1)}`).join(', ')}`)
+  }
+
+  for (const [name, queries] of Object.entries(sets)) {
+    const rows = []
+    const load = loadAverage()
+    for (const [at, connections] of connectionCounts.entries()) {
+      for (const server of servers) rows.push({ server, connections, ...(await measure(running[server], sliceOf(queries, at), connections)) })
+    }
+    const label = options.postgres === undefined ? 'registry' : 'registry (postgres)'
+    console.log(`\n**${name}** (${total.toLocaleString('en')} entities, ${duration} s each, ${sliceLength} queries a measurement at most; load average ${load} before, ${loadAverage()} after)\n`)
+    console.log('| server | connections | q/s | p50 | p99 | CPU a query | ratio to the floor |\n|---|---|---|---|---|---|---|')
+    for (const row of rows) {
+      const floor = rows.find((other) => other.server === 'floor' && other.connections === row.connections)
+      const ratio = floor === undefined || row === floor ? '' : `${(row.rate / floor.rate).toFixed(3)}`
+      const answered = row.exhausted ? ` (all ${row.answered})` : ''
+      console.log(`| ${row.server === 'registry' ? label : 'floor (FTS5)'} | ${row.connections} | ${row.rate.toFixed(1)}${answered} | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpu.toFixed(2)} ms | ${ratio} |`)
+    }
+  }
+} finally {
+  for (const server of Object.values(running)) server.stop()
+}
