@@ -82,9 +82,11 @@ async function registryData() {
 }
 
 /**
- * The floor's FTS5 file beside the registry's files, built once from the same records: the entities
- * (rowid, id, type, jurisdiction, title) with an index on (type, jurisdiction) and one on
- * jurisdiction, and an external-content FTS5 table of their titles and names.
+ * The floor's FTS5 file beside the registry's files, built once from the same records: each entity's
+ * id (unindexed), title, name, and its type and jurisdiction as tokens of a column of their own
+ * (`typelegislation jurisdictionusca`) that the prefilter matches and ranking weighs at 0 (FTS5
+ * intersects them with the words: 2 to 4 times faster than a WHERE on the indexed columns of a
+ * joined table, which SQLite answers by probing the FTS index once for each row the prefilter keeps).
  */
 function floorData() {
   const file = join(directory, 'floor.sqlite')
@@ -93,21 +95,16 @@ function floorData() {
   rmSync(partial, { force: true })
   const db = new Database(partial)
   db.exec(`PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
-    CREATE TABLE entities (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, type TEXT NOT NULL, jurisdiction TEXT NOT NULL, title TEXT NOT NULL, name TEXT);
-    CREATE VIRTUAL TABLE search USING fts5(title, name, content = 'entities', content_rowid = 'rowid');`)
-  const insert = db.prepare('INSERT INTO entities (rowid, id, type, jurisdiction, title, name) VALUES (?, ?, ?, ?, ?, ?)')
+    CREATE VIRTUAL TABLE search USING fts5(id UNINDEXED, title, name, qualifiers);`)
+  const insert = db.prepare('INSERT INTO search (id, title, name, qualifiers) VALUES (?, ?, ?, ?)')
   const { recordOf } = catalogEntities()
   db.transaction(() => {
     for (let n = 0; n < total; n++) {
       const { id, type, jurisdiction, title, name } = recordOf(n)
-      insert.run(n + 1, id, type, jurisdiction, title, name ?? null)
+      insert.run(id, title, name ?? null, `type${type} jurisdiction${jurisdiction.replace('-', '')}`)
     }
   })()
-  db.exec(`INSERT INTO search (rowid, title, name) SELECT rowid, title, name FROM entities;
-    INSERT INTO search (search) VALUES ('optimize');
-    CREATE INDEX entities_by_type ON entities (type, jurisdiction);
-    CREATE INDEX entities_by_jurisdiction ON entities (jurisdiction);
-    ANALYZE;`)
+  db.exec(`INSERT INTO search (search) VALUES ('optimize');`)
   db.close()
   renameSync(partial, file)
   return file

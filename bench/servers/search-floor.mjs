@@ -2,37 +2,29 @@
 // full-text index. node:http and better-sqlite3 over an FTS5 table of the entities' titles and names
 // (`search-cost.mjs` builds it next to the registry's data), answering the lexical half of
 // `/v1/search?q=…`: any of the query's words (FTS5's `OR`), ranked by `bm25()`, `type:` and
-// `jurisdiction:` as a `WHERE` on the entities' indexed columns, up to 100 results as JSON (ids and
+// `jurisdiction:` matched as tokens of a column of their own, up to 100 results as JSON (ids and
 // titles). No authentication, no validation: the bench only sends what it serves.
 // Usage: node search-floor.mjs <the FTS5 file>; prints "listening on <url>".
 import { createServer } from 'node:http'
 import Database from 'better-sqlite3'
 
 const db = new Database(process.argv[2], { readonly: true })
+// Columns id, title, name, qualifiers: the qualifiers' tokens are for matching, not ranking.
+const statement = db.prepare('SELECT id, title FROM search WHERE search MATCH ? ORDER BY bm25(search, 0, 1, 1, 0) LIMIT 100')
 const QUALIFIED = ['type', 'jurisdiction']
-/** One statement a combination of qualifiers, each `?` of them after the match expression. */
-const statements = new Map()
-const statementOf = (fields) => {
-  const key = fields.join(',')
-  if (!statements.has(key)) {
-    const where = fields.map((field) => ` AND e.${field} = ?`).join('')
-    statements.set(key, db.prepare(`SELECT e.id, e.title FROM search JOIN entities e ON e.rowid = search.rowid WHERE search MATCH ?${where} ORDER BY rank LIMIT 100`))
-  }
-  return statements.get(key)
-}
+const tokensOf = (text) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
 
-/** `q` → its rows: the words quoted (FTS5's syntax kept out), joined by `OR`; qualifiers as equalities. */
+/** `q` → its rows: any of the words (each quoted, FTS5's syntax kept out), and every qualifier's token. */
 function search(q) {
   const words = []
-  const qualifiers = {}
+  const qualifiers = []
   for (const term of q.split(/\s+/).filter(Boolean)) {
     const [, field, value] = /^(\w+):(\S+)$/.exec(term) ?? []
-    if (QUALIFIED.includes(field)) qualifiers[field] = value
-    else words.push(...(term.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []))
+    if (QUALIFIED.includes(field)) qualifiers.push(`qualifiers:"${field}${tokensOf(value).join('')}"`)
+    else words.push(...tokensOf(term))
   }
   if (words.length === 0) return []
-  const fields = QUALIFIED.filter((field) => field in qualifiers)
-  return statementOf(fields).all(words.map((word) => `"${word}"`).join(' OR '), ...fields.map((field) => qualifiers[field]))
+  return statement.all([`(${words.map((word) => `"${word}"`).join(' OR ')})`, ...qualifiers].join(' AND '))
 }
 
 const server = createServer((request, response) => {
