@@ -185,7 +185,7 @@ async function warm(server, warmups) {
   return results
 }
 
-const WARM_UP = 30
+const WARM_UP = 20
 const data = await registryData()
 const floorFile = servers.includes('floor') ? floorData() : undefined
 const build = existsSync(join(data, 'build.json')) ? JSON.parse(readFileSync(join(data, 'build.json'), 'utf8')) : undefined
