@@ -12,11 +12,11 @@
 // query (the server process's user and system time, every thread, over the queries it answered).
 //   node bench/search-cost.mjs [--entities 1000000] [--duration 5] [--sets title,prefilter,name,common]
 //     [--connections 1,10] [--only registry|floor] [--queries 3000] [--postgres URL] [--reindex]
-// after `npm run build`. The data is built once under bench/.data/search-catalog-<entities> (the
-// registry's files, and floor.sqlite for the floor); `--reindex` measures `reindex`'s peak RSS again,
-// into a scratch index beside it.
+// after `npm run build`. The data is built once: the registry's under bench/.data/search-catalog-<entities>
+// (-postgres and the schema bench_search_catalog_<entities> with --postgres), the floor's in
+// search-catalog-<entities>-floor.sqlite beside it; `--reindex` measures `reindex`'s peak RSS again.
 import { spawnSync } from 'node:child_process'
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
@@ -24,6 +24,7 @@ import { performance } from 'node:perf_hooks'
 import { finished } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
+import pg from 'pg'
 import { catalogEntities, catalogQuerySets, DATA_DIR, inSchema, KEY, machine, processCpuMicros, quantile, RATE_LIMIT, ROOT, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
@@ -49,6 +50,22 @@ const SET_NAMES = { title: 'title words', prefilter: 'title words, 2% prefilter'
 const setNames = options.sets.split(',').map((short) => SET_NAMES[short] ?? (() => { throw new Error(`--sets takes ${Object.keys(SET_NAMES).join(', ')}, not ${short}`) })())
 const cli = join(ROOT, 'dist/cli/main.js')
 const directory = join(DATA_DIR, `search-catalog-${total}`)
+/**
+ * The registry as it is built and served: over the data directory with the default index (LanceDB
+ * under it), or with `--postgres` the store and the index in the schema bench_search_catalog_<total>
+ * (no vectors: the shared server has no pgvector), the data directory holding only the blobs.
+ */
+const registry =
+  options.postgres === undefined
+    ? { label: 'registry (LanceDB)', directory, store: [], search: [] }
+    : {
+        label: 'registry (PostgreSQL, no vectors)',
+        directory: `${directory}-postgres`,
+        schema: `bench_search_catalog_${total}`,
+        // pg_trgm and the other extensions are in public.
+        store: ['--database', inSchema(options.postgres, `bench_search_catalog_${total},public`)],
+        search: ['--search', 'postgres', '--embedder', 'none'],
+      }
 const loadAverage = () => loadavg().map((load) => load.toFixed(2)).join(', ')
 
 /** Runs the CLI under `/usr/bin/time`: its seconds and peak RSS (MB). */
@@ -59,10 +76,17 @@ function cliRun(args) {
   return { seconds: Math.round((performance.now() - started) / 1000), peakMb: Math.round(Number(/peak (\d+) KB/.exec(run.stderr)[1]) / 1024) }
 }
 
-/** The registry's data directory, built once as a user builds it; what the build cost is kept in build.json. */
+/** The registry's data, built once as a user builds it; what the build cost is kept in build.json in its directory. */
 async function registryData() {
-  if (existsSync(directory)) return directory
-  const partial = `${directory}.partial`
+  if (existsSync(registry.directory)) return registry.directory
+  const partial = `${registry.directory}.partial`
+  if (registry.schema !== undefined) {
+    const client = new pg.Client({ connectionString: options.postgres })
+    await client.connect()
+    await client.query(`DROP SCHEMA IF EXISTS ${registry.schema} CASCADE`)
+    await client.query(`CREATE SCHEMA ${registry.schema}`)
+    await client.end()
+  }
   rmSync(partial, { recursive: true, force: true })
   mkdirSync(partial, { recursive: true })
   const file = join(partial, 'records.ndjson')
@@ -72,24 +96,24 @@ async function registryData() {
   out.end()
   await finished(out)
   const build = {
-    import: cliRun(['import', '--data', partial, '--batch', '10000', '--progress', 'none', file]),
-    reindex: cliRun(['reindex', '--data', partial, '--progress', 'none']),
+    import: cliRun(['import', '--data', partial, ...registry.store, '--batch', '10000', '--progress', 'none', file]),
+    reindex: cliRun(['reindex', '--data', partial, ...registry.store, ...registry.search, '--progress', 'none']),
   }
   writeFileSync(join(partial, 'build.json'), JSON.stringify({ ...build, loadAverage: loadAverage() }))
   rmSync(file)
-  renameSync(partial, directory)
-  return directory
+  renameSync(partial, registry.directory)
+  return registry.directory
 }
 
 /**
- * The floor's FTS5 file beside the registry's files, built once from the same records: each entity's
+ * The floor's FTS5 file beside the registry's data, built once from the same records: each entity's
  * id (unindexed), title, name, and its type and jurisdiction as tokens of a column of their own
  * (`typelegislation jurisdictionusca`) that the prefilter matches and ranking weighs at 0 (FTS5
  * intersects them with the words: 2 to 4 times faster than a WHERE on the indexed columns of a
  * joined table, which SQLite answers by probing the FTS index once for each row the prefilter keeps).
  */
 function floorData() {
-  const file = join(directory, 'floor.sqlite')
+  const file = `${directory}-floor.sqlite`
   if (existsSync(file)) return file
   const partial = `${file}.partial`
   rmSync(partial, { force: true })
@@ -110,22 +134,19 @@ function floorData() {
   return file
 }
 
-/** `reindex` of the kept data into a scratch index (the kept one untouched): its seconds and peak RSS. */
+/** `reindex` of the kept data into a scratch index (LanceDB's kept one untouched; PostgreSQL's rebuilt in place): its seconds and peak RSS. */
 function reindexAgain() {
   const scratch = join(DATA_DIR, `search-catalog-${total}-reindex`)
   rmSync(scratch, { recursive: true, force: true })
   try {
-    return cliRun(['reindex', '--data', directory, '--search', scratch, '--progress', 'none'])
+    return cliRun(['reindex', '--data', data, ...registry.store, ...(registry.schema === undefined ? ['--search', scratch] : registry.search), '--progress', 'none'])
   } finally {
     rmSync(scratch, { recursive: true, force: true })
   }
 }
 
-/** The registry's server: the default LanceDB index, or `--search postgres` over the schema `--postgres` names. */
-function startRegistry() {
-  const database = options.postgres === undefined ? [] : ['--database', inSchema(options.postgres, `bench_search_catalog_${total}`), '--search', 'postgres']
-  return startServer(process.execPath, [cli, 'serve', '--data', directory, ...database, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--log', 'warn', '--port', '0'])
-}
+/** The registry's server, with the benchmarks' key and a rate limit no run reaches. */
+const startRegistry = () => startServer(process.execPath, [cli, 'serve', '--data', data, ...registry.store, ...registry.search, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--log', 'warn', '--port', '0'])
 
 /** GET `path` on one kept-alive connection of `agent`: the status and the number of results of the JSON answer. */
 function get(url, agent, path) {
@@ -142,12 +163,50 @@ function get(url, agent, path) {
 }
 const pathOf = (query) => `/v1/search?q=${encodeURIComponent(query)}`
 
+/**
+ * CPU time so far (microseconds) by process: the server's, and with `--postgres` the registry's
+ * PostgreSQL backends' (the index runs there): those whose client port is one of the server's
+ * sockets to PostgreSQL (both on this machine).
+ */
+async function cpuOf(server) {
+  const times = new Map([[server.pid, processCpuMicros(server.pid)]])
+  if (server.database === undefined) return times
+  const sockets = new Set(
+    readdirSync(`/proc/${server.pid}/fd`).flatMap((fd) => {
+      try {
+        return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${server.pid}/fd/${fd}`))?.slice(1) ?? []
+      } catch {
+        return [] // closed meanwhile
+      }
+    }),
+  )
+  const postgresPort = Number(new URL(options.postgres).port || 5432)
+  // /proc/<pid>/net/tcp: local and remote address:port in hex, the socket's inode in the tenth column.
+  const ports = readFileSync(`/proc/${server.pid}/net/tcp`, 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => sockets.has(fields[9]) && parseInt(fields[2]?.split(':')[1], 16) === postgresPort)
+    .map((fields) => parseInt(fields[1].split(':')[1], 16))
+  const { rows } = await server.database.query('SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1)', [ports])
+  for (const { pid } of rows) {
+    try {
+      times.set(pid, processCpuMicros(pid))
+    } catch {
+      // ended meanwhile: its time since the last read is lost
+    }
+  }
+  return times
+}
+/** CPU microseconds between two `cpuOf`s: a process that began meanwhile counts from its start. */
+const cpuSince = (before, after) => [...after].reduce((sum, [pid, micros]) => sum + micros - (before.get(pid) ?? 0), 0)
+
 /** `connections` clients sending the queries in turn, each a new one, until `duration` ends or the queries do. */
 async function measure(server, queries, connections) {
   const agent = new Agent({ keepAlive: true, maxSockets: connections })
   const samples = []
   let next = 0
-  const cpuBefore = processCpuMicros(server.pid)
+  const cpuBefore = await cpuOf(server)
   const started = performance.now()
   const until = started + duration * 1000
   await Promise.all(
@@ -162,7 +221,7 @@ async function measure(server, queries, connections) {
     }),
   )
   const seconds = (performance.now() - started) / 1000
-  const cpuMicros = processCpuMicros(server.pid) - cpuBefore
+  const cpuMicros = cpuSince(cpuBefore, await cpuOf(server))
   agent.destroy()
   samples.sort((a, b) => a - b)
   return { answered: samples.length, rate: samples.length / seconds, p50: quantile(samples, 0.5), p99: quantile(samples, 0.99), cpu: cpuMicros / 1000 / samples.length, exhausted: next >= queries.length }
@@ -206,6 +265,10 @@ const sliceOf = (queries, at) => queries.slice(WARM_UP + at * sliceLength, WARM_
 const running = {}
 try {
   for (const name of servers) running[name] = await (name === 'registry' ? startRegistry() : startServer(process.execPath, [join(ROOT, 'bench/servers/search-floor.mjs'), floorFile]))
+  if (registry.schema !== undefined && running.registry !== undefined) {
+    running.registry.database = new pg.Client({ connectionString: options.postgres })
+    await running.registry.database.connect()
+  }
   const warmups = Object.fromEntries(Object.entries(sets).map(([name, queries]) => [name, queries.slice(0, WARM_UP)]))
   const resultsOf = {}
   for (const name of servers) {
@@ -223,16 +286,19 @@ try {
     for (const [at, connections] of connectionCounts.entries()) {
       for (const server of servers) rows.push({ server, connections, ...(await measure(running[server], sliceOf(queries, at), connections)) })
     }
-    const label = options.postgres === undefined ? 'registry' : 'registry (postgres)'
     console.log(`\n**${name}** (${total.toLocaleString('en')} entities, ${duration} s each, ${sliceLength} queries a measurement at most; load average ${load} before, ${loadAverage()} after)\n`)
-    console.log('| server | connections | q/s | p50 | p99 | CPU a query | ratio to the floor |\n|---|---|---|---|---|---|---|')
+    // The rates' ratio depends on what else loads the machine; the CPU's (the floor's a query over this one's) does not as much.
+    console.log('| server | connections | q/s | p50 | p99 | CPU a query | ratio to the floor: q/s | CPU |\n|---|---|---|---|---|---|---|---|')
     for (const row of rows) {
       const floor = rows.find((other) => other.server === 'floor' && other.connections === row.connections)
-      const ratio = floor === undefined || row === floor ? '' : `${(row.rate / floor.rate).toFixed(3)}`
+      const ratio = floor === undefined || row === floor ? ' | ' : `${(row.rate / floor.rate).toFixed(3)} | ${(floor.cpu / row.cpu).toFixed(3)}`
       const answered = row.exhausted ? ` (all ${row.answered})` : ''
-      console.log(`| ${row.server === 'registry' ? label : 'floor (FTS5)'} | ${row.connections} | ${row.rate.toFixed(1)}${answered} | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpu.toFixed(2)} ms | ${ratio} |`)
+      console.log(`| ${row.server === 'registry' ? registry.label : 'floor (FTS5)'} | ${row.connections} | ${row.rate.toFixed(1)}${answered} | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpu.toFixed(2)} ms | ${ratio} |`)
     }
   }
 } finally {
-  for (const server of Object.values(running)) server.stop()
+  for (const server of Object.values(running)) {
+    server.stop()
+    await server.database?.end()
+  }
 }
