@@ -103,11 +103,12 @@ for (const short of options.sets.split(',')) {
   }
   process.stdout.write('.')
 }
+const millis = (value) => value.toFixed(value < 1 ? 2 : 1)
 const names = options.sets.split(',').map((short) => SET_NAMES[short])
 console.log(`\n${machine()}; load average ${loadavg().map((load) => load.toFixed(2)).join(', ')}; ${total.toLocaleString('en')} entities, ${options.queries} queries a set; CPU / wall, medians\n`)
 console.log(`| part | ${names.join(' | ')} |\n|---|${names.map(() => '---|').join('')}`)
 for (const [part, bySet] of Object.entries(results)) {
-  console.log(`| ${part} | ${names.map((name) => (bySet[name] ? `${bySet[name].cpu.toFixed(1)} / ${bySet[name].wall.toFixed(1)} ms` : '')).join(' | ')} |`)
+  console.log(`| ${part} | ${names.map((name) => (bySet[name] ? `${millis(bySet[name].cpu)} / ${millis(bySet[name].wall)} ms` : '')).join(' | ')} |`)
 }
 await index.close()
 await store.close()
