@@ -201,10 +201,14 @@ async function cpuOf(server) {
 /** CPU microseconds between two `cpuOf`s: a process that began meanwhile counts from its start. */
 const cpuSince = (before, after) => [...after].reduce((sum, [pid, micros]) => sum + micros - (before.get(pid) ?? 0), 0)
 
-/** `connections` clients sending the queries in turn, each a new one, until `duration` ends or the queries do. */
+/**
+ * `connections` clients sending the queries in turn, each a new one, until `duration` ends or the
+ * queries do: the rate, p50, p99 and CPU a query of the answers (200), and how many failed by status.
+ */
 async function measure(server, queries, connections) {
   const agent = new Agent({ keepAlive: true, maxSockets: connections })
   const samples = []
+  const failures = new Map()
   let next = 0
   const cpuBefore = await cpuOf(server)
   const started = performance.now()
@@ -215,8 +219,8 @@ async function measure(server, queries, connections) {
         const path = pathOf(queries[next++])
         const sentAt = performance.now()
         const { status } = await get(server.url, agent, path)
-        if (status !== 200) throw new Error(`${status} for ${path}`)
-        samples.push(performance.now() - sentAt)
+        if (status === 200) samples.push(performance.now() - sentAt)
+        else failures.set(status, (failures.get(status) ?? 0) + 1)
       }
     }),
   )
@@ -224,21 +228,22 @@ async function measure(server, queries, connections) {
   const cpuMicros = cpuSince(cpuBefore, await cpuOf(server))
   agent.destroy()
   samples.sort((a, b) => a - b)
-  return { answered: samples.length, rate: samples.length / seconds, p50: quantile(samples, 0.5), p99: quantile(samples, 0.99), cpu: cpuMicros / 1000 / samples.length, exhausted: next >= queries.length }
+  return { answered: samples.length, rate: samples.length / seconds, p50: quantile(samples, 0.5), p99: quantile(samples, 0.99), cpu: cpuMicros / 1000 / samples.length, exhausted: next >= queries.length, failures }
 }
 
-/** Sends the warm-up queries one at a time: the mean number of results of each set's. */
+/** Sends the warm-up queries one at a time: the mean number of results of each set's answers, and the failures. */
 async function warm(server, warmups) {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const results = {}
   for (const [name, queries] of Object.entries(warmups)) {
-    let count = 0
+    const counts = []
+    const failures = []
     for (const query of queries) {
       const { status, body } = await get(server.url, agent, pathOf(query))
-      if (status !== 200) throw new Error(`${status} for ${query}: ${body}`)
-      count += JSON.parse(body).data.length
+      if (status === 200) counts.push(JSON.parse(body).data.length)
+      else failures.push(`${status} for \`${query}\`: ${JSON.parse(body).errors?.[0]?.detail}`)
     }
-    results[name] = count / queries.length
+    results[name] = `${(counts.reduce((sum, count) => sum + count, 0) / counts.length).toFixed(1)}${failures.length > 0 ? ` (${failures.length} failed: ${failures[0]})` : ''}`
   }
   agent.destroy()
   return results
@@ -277,7 +282,7 @@ try {
     console.log(`${name}: warmed in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   }
   for (const [name, queries] of Object.entries(sets)) {
-    console.log(`\n${name}: ${queries.slice(WARM_UP, WARM_UP + 4).map((query) => `\`${query}\``).join(', ')}; results a query (warm-up, up to 100): ${servers.map((server) => `${server} ${resultsOf[server][name].toFixed(1)}`).join(', ')}`)
+    console.log(`\n${name}: ${queries.slice(WARM_UP, WARM_UP + 4).map((query) => `\`${query}\``).join(', ')}; results a query (warm-up, up to 100): ${servers.map((server) => `${server} ${resultsOf[server][name]}`).join(', ')}`)
   }
 
   for (const [name, queries] of Object.entries(sets)) {
@@ -292,7 +297,8 @@ try {
     for (const row of rows) {
       const floor = rows.find((other) => other.server === 'floor' && other.connections === row.connections)
       const ratio = floor === undefined || row === floor ? ' | ' : `${(row.rate / floor.rate).toFixed(3)} | ${(floor.cpu / row.cpu).toFixed(3)}`
-      const answered = row.exhausted ? ` (all ${row.answered})` : ''
+      const failed = [...row.failures].map(([status, count]) => `, ${count} answered ${status}`).join('')
+      const answered = row.exhausted || failed ? ` (${row.exhausted ? 'all ' : ''}${row.answered}${failed})` : ''
       console.log(`| ${row.server === 'registry' ? registry.label : 'floor (FTS5)'} | ${row.connections} | ${row.rate.toFixed(1)}${answered} | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpu.toFixed(2)} ms | ${ratio} |`)
     }
   }
