@@ -4,12 +4,13 @@
 //     committees, words by Zipf's law), imported and indexed as a user does it (`import --batch
 //     10000`, then `reindex`), the default index (LanceDB) or `--postgres URL` (`--search postgres`);
 //   - floor: servers/search-floor.mjs, node:http over better-sqlite3's FTS5 index of the same
-//     entities' titles and names, answering the lexical half of each query (bm25, the prefilter as a
-//     WHERE on indexed columns, up to 100 results).
+//     entities' titles and names, answering the lexical half of each query (any of its words by
+//     bm25, the prefilter as tokens the words are intersected with, up to 100 results).
 // Four query sets (`catalogQuerySets`), every query distinct within the run: each measurement sends a
 // slice of its set that no other measurement of that server sends, and the warm-up its own. Each
 // set at 1 and at 10 connections, the servers taking turns: queries a second, p50, p99, and CPU a
-// query (the server process's user and system time, every thread, over the queries it answered).
+// query (the server process's user and system time, every thread, and with --postgres its PostgreSQL
+// backends', over the queries it answered).
 //   node bench/search-cost.mjs [--entities 1000000] [--duration 5] [--sets title,prefilter,name,common]
 //     [--connections 1,10] [--only registry|floor] [--queries 3000] [--postgres URL] [--reindex]
 // after `npm run build`. The data is built once: the registry's under bench/.data/search-catalog-<entities>
@@ -47,7 +48,10 @@ if (options.only !== undefined && !SERVERS.includes(options.only)) throw new Err
 const servers = options.only === undefined ? SERVERS : [options.only]
 /** The sets by their short names (`--sets`). */
 const SET_NAMES = { title: 'title words', prefilter: 'title words, 2% prefilter', name: 'name with a typo', common: 'common word' }
-const setNames = options.sets.split(',').map((short) => SET_NAMES[short] ?? (() => { throw new Error(`--sets takes ${Object.keys(SET_NAMES).join(', ')}, not ${short}`) })())
+const setNames = options.sets.split(',').map((short) => {
+  if (!(short in SET_NAMES)) throw new Error(`--sets takes ${Object.keys(SET_NAMES).join(', ')}, not ${short}`)
+  return SET_NAMES[short]
+})
 const cli = join(ROOT, 'dist/cli/main.js')
 const directory = join(DATA_DIR, `search-catalog-${total}`)
 /**
@@ -148,7 +152,7 @@ function reindexAgain() {
 /** The registry's server, with the benchmarks' key and a rate limit no run reaches. */
 const startRegistry = () => startServer(process.execPath, [cli, 'serve', '--data', data, ...registry.store, ...registry.search, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--log', 'warn', '--port', '0'])
 
-/** GET `path` on one kept-alive connection of `agent`: the status and the number of results of the JSON answer. */
+/** GET `path` on a kept-alive connection of `agent`: the status and the body. */
 function get(url, agent, path) {
   return new Promise((resolve, reject) => {
     const sent = request(`${url}${path}`, { agent, headers: { Authorization: `Bearer ${KEY}` } }, (response) => {
