@@ -258,7 +258,8 @@ const data = await registryData()
 const floorFile = servers.includes('floor') ? floorData() : undefined
 const build = existsSync(join(data, 'build.json')) ? JSON.parse(readFileSync(join(data, 'build.json'), 'utf8')) : undefined
 console.log(`machine: ${machine()}; load average ${loadAverage()}`)
-if (build) console.log(`built: import ${build.import.seconds} s (peak RSS ${build.import.peakMb} MB), reindex ${build.reindex.seconds} s (peak RSS ${build.reindex.peakMb} MB); load average then ${build.loadAverage}`)
+if (build === undefined) console.log('built elsewhere: --reindex measures its reindex')
+else console.log(`built: import ${build.import.seconds} s (peak RSS ${build.import.peakMb} MB), reindex ${build.reindex.seconds} s (peak RSS ${build.reindex.peakMb} MB); load average then ${build.loadAverage}`)
 if (options.reindex) {
   const { seconds, peakMb } = reindexAgain()
   console.log(`reindex of ${total.toLocaleString('en')} entities: ${seconds} s, peak RSS ${peakMb} MB (load average ${loadAverage()})`)
