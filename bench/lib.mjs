@@ -291,3 +291,69 @@ export function catalogEntities() {
   }
   return { recordOf, words, states }
 }
+
+/**
+ * The query sets of the search cost benchmarks, `count` distinct queries each, drawn from the
+ * catalogue's own entities (`catalogEntities`, the first `total`) with a sequence seeded by `seed`:
+ *   - title words: two or three consecutive words of a bill's title;
+ *   - title words, 2% prefilter: the same under `type:legislation jurisdiction:<the bill's>`;
+ *   - name with a typo: a person's given name and surname, one letter of the surname changed;
+ *   - common word: one of the 150 most frequent title words alone (150 at most: each once), beside a
+ *     rare word (ranks 5,000 to 25,000), or under a broad qualifier (a type, or one of 15 jurisdictions).
+ * The kinds of the last set are shuffled together, so that any slice of it holds them in the same proportions.
+ */
+export function catalogQuerySets(total, count, seed = 1) {
+  const { recordOf, words, states } = catalogEntities()
+  let state = seed
+  const random = () => (state = (state * 48271) % 2147483647) / 2147483647
+  const below = (size) => Math.floor(random() * size)
+  const entityOf = (type) => {
+    for (;;) {
+      const record = recordOf(below(total))
+      if (record.type === type) return record
+    }
+  }
+  /** `wanted` distinct queries of `make` (which must be able to make that many). */
+  const distinct = (wanted, make) => {
+    const made = new Set()
+    while (made.size < wanted) made.add(make())
+    return [...made]
+  }
+  const titleWords = (record) => {
+    const all = record.title.toLowerCase().split(' ')
+    const length = 2 + below(2)
+    const start = below(all.length - length + 1)
+    return all.slice(start, start + length).join(' ')
+  }
+  const typo = (word) => {
+    const at = 1 + below(word.length - 1)
+    const letters = 'xqzj'.replace(word[at], '')
+    return word.slice(0, at) + letters[below(letters.length)] + word.slice(at + 1)
+  }
+  const common = () => words[below(150)]
+  const broadQualifiers = [...['person', 'legislation', 'committee'].map((type) => `type:${type}`), ...states.map((code) => `jurisdiction:US-${code}`)]
+  const alone = words.slice(0, Math.min(150, Math.floor(count / 3)))
+  const besideOthers = count - alone.length
+  const underQualifier = Math.min(Math.floor(besideOthers / 2), broadQualifiers.length * 150)
+  const commonWords = [
+    ...alone,
+    ...distinct(underQualifier, () => `${broadQualifiers[below(broadQualifiers.length)]} ${common()}`),
+    ...distinct(besideOthers - underQualifier, () => (random() < 0.5 ? `${common()} ${words[5000 + below(20_000)]}` : `${words[5000 + below(20_000)]} ${common()}`)),
+  ]
+  for (let at = commonWords.length - 1; at > 0; at--) {
+    const other = below(at + 1)
+    ;[commonWords[at], commonWords[other]] = [commonWords[other], commonWords[at]]
+  }
+  return {
+    'title words': distinct(count, () => titleWords(entityOf('legislation'))),
+    'title words, 2% prefilter': distinct(count, () => {
+      const bill = entityOf('legislation')
+      return `type:legislation jurisdiction:${bill.jurisdiction} ${titleWords(bill)}`
+    }),
+    'name with a typo': distinct(count, () => {
+      const [given, surname] = entityOf('person').name.split(' ')
+      return `${given} ${typo(surname)}`
+    }),
+    'common word': commonWords,
+  }
+}
