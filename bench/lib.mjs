@@ -51,15 +51,19 @@ export const httpSchemaOf = (total) => `bench_http_${total}`
  * the admin port's URL when it printed one (`--admin-port`), its pid, and a stop function that ends
  * the whole group (`npm start` runs the server as a child).
  */
-export function startServer(command, args, { cwd = ROOT, env = {} } = {}) {
+export function startServer(command, args, { cwd = ROOT, env = {}, readyWhen } = {}) {
   const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], detached: true })
   let admin
+  let url
+  // `readyWhen`: a line the server prints once it is ready to be measured (after it listens).
+  let ready = readyWhen === undefined
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}`)))
     createInterface({ input: child.stdout }).on('line', (line) => {
       admin ??= /^admin \(.*\) on (http:\/\/\S+)$/.exec(line)?.[1]
-      const match = /^listening on (http:\/\/\S+)$/.exec(line)
-      if (match) resolve({ url: match[1], admin, pid: child.pid, stop: () => process.kill(-child.pid, 'SIGTERM') })
+      url ??= /^listening on (http:\/\/\S+)$/.exec(line)?.[1]
+      ready ||= readyWhen?.test(line) ?? false
+      if (url !== undefined && ready) resolve({ url, admin, pid: child.pid, stop: () => process.kill(-child.pid, 'SIGTERM') })
     })
   })
 }

@@ -43,9 +43,10 @@ const { values: options } = parseArgs({
 const total = Number(options.entities)
 const duration = Number(options.duration)
 const connectionCounts = options.connections.split(',').map(Number)
-const SERVERS = ['registry', 'floor']
-if (options.only !== undefined && !SERVERS.includes(options.only)) throw new Error(`--only takes registry or floor, not ${options.only}`)
-const servers = options.only === undefined ? SERVERS : [options.only]
+// `disk`: the same registry searching LanceDB alone (`--no-search-in-memory`), what search cost before the resident index.
+const SERVERS = ['registry', 'disk', 'floor']
+const servers = options.only === undefined ? SERVERS.filter((server) => server !== 'disk' || options.postgres === undefined) : options.only.split(',')
+for (const server of servers) if (!SERVERS.includes(server)) throw new Error(`--only takes ${SERVERS.join(', ')} (a comma list), not ${server}`)
 /** The sets by their short names (`--sets`). */
 const SET_NAMES = { title: 'title words', prefilter: 'title words, 2% prefilter', name: 'name with a typo', common: 'common word' }
 const setNames = options.sets.split(',').map((short) => {
@@ -61,7 +62,7 @@ const directory = join(DATA_DIR, `search-catalog-${total}`)
  */
 const registry =
   options.postgres === undefined
-    ? { label: 'registry (LanceDB)', directory, store: [], search: [] }
+    ? { label: 'registry (LanceDB, in memory)', directory, store: [], search: [] }
     : {
         label: 'registry (PostgreSQL, no vectors)',
         directory: `${directory}-postgres`,
@@ -150,7 +151,11 @@ function reindexAgain() {
 }
 
 /** The registry's server, with the benchmarks' key and a rate limit no run reaches. */
-const startRegistry = () => startServer(process.execPath, [cli, 'serve', '--data', data, ...registry.store, ...registry.search, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--log', 'warn', '--port', '0'])
+const startRegistry = (inMemory = true) =>
+  startServer(process.execPath, [cli, 'serve', '--data', data, ...registry.store, ...registry.search, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--log', 'warn', '--port', '0', ...(inMemory ? [] : ['--no-search-in-memory'])], {
+    // Measured once the index is in memory (LanceDB's: the index inside PostgreSQL is not kept in memory).
+    ...(inMemory && registry.schema === undefined ? { readyWhen: /^search: \d+ entities loaded in memory/ } : {}),
+  })
 
 /** GET `path` on a kept-alive connection of `agent`: the status and the body. */
 function get(url, agent, path) {
@@ -274,7 +279,11 @@ const sliceOf = (queries, at) => queries.slice(WARM_UP + at * sliceLength, WARM_
 
 const running = {}
 try {
-  for (const name of servers) running[name] = await (name === 'registry' ? startRegistry() : startServer(process.execPath, [join(ROOT, 'bench/servers/search-floor.mjs'), floorFile]))
+  for (const name of servers) {
+    const started = performance.now()
+    running[name] = await (name === 'floor' ? startServer(process.execPath, [join(ROOT, 'bench/servers/search-floor.mjs'), floorFile]) : startRegistry(name === 'registry'))
+    console.log(`${name}: ready in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  }
   if (registry.schema !== undefined && running.registry !== undefined) {
     running.registry.database = new pg.Client({ connectionString: options.postgres })
     await running.registry.database.connect()
@@ -304,7 +313,7 @@ try {
       const ratio = floor === undefined || row === floor ? ' | ' : `${(row.rate / floor.rate).toFixed(3)} | ${(floor.cpu / row.cpu).toFixed(3)}`
       const failed = [...row.failures].map(([status, count]) => `, ${count} answered ${status}`).join('')
       const answered = row.exhausted || failed ? ` (${row.exhausted ? 'all ' : ''}${row.answered}${failed})` : ''
-      console.log(`| ${row.server === 'registry' ? registry.label : 'floor (FTS5)'} | ${row.connections} | ${row.rate.toFixed(1)}${answered} | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpu.toFixed(2)} ms | ${ratio} |`)
+      console.log(`| ${{ registry: registry.label, disk: 'registry (LanceDB on disk alone)', floor: 'floor (FTS5)' }[row.server]} | ${row.connections} | ${row.rate.toFixed(1)}${answered} | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpu.toFixed(2)} ms | ${ratio} |`)
     }
   }
 } finally {

@@ -319,6 +319,10 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
       return byPassage === null ? byEntity : withPassageText(byEntity, byPassage, limit, query.words.length)
     },
 
+    async passageText(query, qualifiers, limit) {
+      return (await passages.countRows()) === 0 ? [] : textHitsOf(passages, false, query, qualifiers, limit * PASSAGES_PER_HIT)
+    },
+
     async nearest(vector, qualifiers, limit) {
       if ((await entities.countRows()) === 0) return []
       const probes = prefilterOf(qualifiers) === null ? PROBES : PREFILTERED_PROBES

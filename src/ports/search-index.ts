@@ -106,6 +106,12 @@ export interface SearchIndex {
    * that have passages. Optional: an index without it is searched as it is.
    */
   scan?(): AsyncIterable<ScannedBatch>
+  /**
+   * Full text over the passages of texts alone (each hit an entity, by its best passages), as
+   * `fullText` ranks them before it merges them with the entities' own (`withPassageText`): an index
+   * in front that ranks the entities itself asks this one for the passages. Optional.
+   */
+  passageText?(query: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]>
   /** Compacts what writes left behind; the indexer calls it on its policy, not after every write. */
   optimize(): Promise<void>
   close(): Promise<void>

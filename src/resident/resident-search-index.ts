@@ -1,4 +1,5 @@
 import type { SearchIndex } from '../ports/search-index.js'
+import { withPassageText } from '../search/passage-ranks.js'
 import { Documents } from './documents.js'
 import { keepsFieldsOf, prefilterOf } from './prefilter.js'
 import { MOST_RANKED_WORDS, rankText } from './text-ranking.js'
@@ -26,7 +27,8 @@ export interface ResidentSearchIndexOptions {
  * memory index does, a term at a time over postings, and the nearest vectors exactly among the rows
  * a selective prefilter keeps; the rest goes to the index behind: the nearest vectors with no or a
  * broad prefilter (its partitions), qualifiers on fields it does not keep (titles, names,
- * identifiers), and full text while it loads or when entities have passages of texts. The index
+ * identifiers), full text while it loads, and the passages of texts (ranked by the index behind,
+ * merged here as it merges them: `SearchIndex.passageText`). The index
  * behind must have no other writer (a LanceDB directory that one `serve` indexes): what another
  * process writes there is not seen here.
  */
@@ -35,7 +37,8 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
   let documents = new Documents(dimensions)
   const withPassages = new Set<string>()
   /** Writes made while the index loads, applied over what it loaded once it has (each write is a replacement: applied twice, the same). */
-  let pending: Parameters<SearchIndex['apply']>[0][] | null = []
+  let pending: Parameters<SearchIndex['apply']>[0][] = []
+  let state: 'loading' | 'ready' | 'failed' = 'loading'
 
   function applyHere({ upserts, removals }: Parameters<SearchIndex['apply']>[0]) {
     for (const id of removals) {
@@ -58,38 +61,48 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       for (const id of batch.withPassages) withPassages.add(id)
     }
     documents.trim()
-    for (const change of pending!) applyHere(change)
-    pending = null
+    for (const change of pending) applyHere(change)
+    pending = []
+    state = 'ready'
     onLoaded?.({ entities: documents.live, milliseconds: Math.round(performance.now() - started) })
   }
-  const loading = behind.scan ? load() : Promise.resolve()
-  // A load that failed leaves search to the index behind, as it answered while loading.
-  loading.catch(() => undefined)
-  const ready = () => pending === null
+  const loading = (behind.scan ? load() : Promise.reject(new Error('the index behind cannot be scanned'))).catch(() => {
+    // Search stays with the index behind, as it was while loading; nothing more is kept here.
+    state = 'failed'
+    pending = []
+    documents = new Documents(dimensions)
+  })
+  const ready = () => state === 'ready'
 
   return {
     state: () => behind.state(),
     async apply(change) {
       await behind.apply(change)
-      if (pending !== null) pending.push(change)
-      else applyHere(change)
+      if (state === 'loading') pending.push(change)
+      else if (state === 'ready') applyHere(change)
     },
     async fullText(query, qualifiers, limit) {
-      const here = ready() && withPassages.size === 0 && query.words.length <= MOST_RANKED_WORDS && keepsFieldsOf(qualifiers)
-      return here ? rankText(documents, query, prefilterOf(documents, qualifiers), limit) : behind.fullText(query, qualifiers, limit)
+      // Passages stay on disk: the index behind ranks them, and they are merged as it merges them.
+      const passagesHere = withPassages.size === 0 || behind.passageText !== undefined
+      if (!ready() || !passagesHere || query.words.length > MOST_RANKED_WORDS || !keepsFieldsOf(qualifiers)) return behind.fullText(query, qualifiers, limit)
+      const byEntity = rankText(documents, query, prefilterOf(documents, qualifiers), limit)
+      if (withPassages.size === 0) return byEntity
+      return withPassageText(byEntity, await behind.passageText!(query, qualifiers, limit), limit, query.words.length)
     },
     async nearest(vector, qualifiers, limit) {
       const prefilter = ready() && keepsFieldsOf(qualifiers) ? prefilterOf(documents, qualifiers) : null
       return (prefilter && nearestAmong(documents, vector, prefilter, limit, exactVectorsUpTo)) ?? behind.nearest(vector, qualifiers, limit)
     },
     async clear() {
+      // After the load, which would otherwise put back what the index behind held.
+      await loading
       await behind.clear()
       documents = new Documents(dimensions)
       withPassages.clear()
     },
     optimize: () => behind.optimize(),
     async close() {
-      await loading.catch(() => undefined)
+      await loading
       await behind.close()
     },
   }

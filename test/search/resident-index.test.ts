@@ -102,4 +102,17 @@ describe('the resident index', () => {
     const text = textQueryOf(broad.text, nicknames)
     expect(comparable(await resident.fullText(text, [], 100))).toEqual(comparable(await memory.fullText(text, [], 100)))
   }, 120_000)
+
+  it('leaves search to the index behind when it cannot load from it, and keeps nothing of the writes', async () => {
+    // The memory index cannot be scanned.
+    const behind = createMemorySearchIndex()
+    const inFront = await createResidentSearchIndex({ behind, dimensions: embedder.dimensions })
+    await createIndexer({ store, index: inFront, embedder }).catchUp()
+    const text = textQueryOf(parseGffs('house committee', { allowFreeText: true }).text, nicknames)
+    const [vector] = await embedder.embed(['agriculture'])
+    const { qualifiers } = parseGffs('type:committee', { allowFreeText: false })
+    expect(comparable(await inFront.fullText(text, [], 100))).toEqual(comparable(await behind.fullText(text, [], 100)))
+    expect(await inFront.nearest(vector!, qualifiers, 10)).toEqual(await behind.nearest(vector!, qualifiers, 10))
+    expect((await inFront.fullText(text, [], 100)).length).toBeGreaterThan(10)
+  })
 })
