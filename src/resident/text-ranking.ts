@@ -34,7 +34,8 @@ const scratch = new Scratch()
  * index's reference), a term at a time: each matching term's postings add its BM25 to the slots that
  * hold it, so a query costs the postings of its terms, not a scan of the documents. The typed word's
  * near terms (typos) and the names holding a typed name's trigrams are found in the dictionaries; the
- * shared trigrams' scores are added from the names' text of the slots that matched a word.
+ * shared trigrams' scores are added to the slots that matched a word, through each trigram's
+ * postings or each slot's names, whichever is shorter.
  */
 export function rankText(documents: Documents, query: TextQuery, prefilter: Prefilter | null, limit: number): TextHit[] {
   const slots = documents.ids.length
@@ -124,28 +125,53 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     }
   }
 
-  // The typed names' trigrams, each form's distinct ones, as `textScorer` adds them.
-  const grams = query.words.flatMap((word) => word.names.filter((name) => name.length >= 3).flatMap((name) => [...new Set(trigramsOf(name))]))
-  const gramIdfs = grams.map((gram) => idf(gramField, gramField.holders(gram)))
+  // The typed names' trigrams, each form's distinct ones, as `textScorer` adds them (a trigram of
+  // two forms twice), scored on the slots that matched a word.
+  const typedGrams = new Map<string, { times: number; weight: number }>()
+  for (const word of query.words) {
+    for (const name of word.names) {
+      if (name.length < 3) continue
+      for (const gram of new Set(trigramsOf(name))) {
+        const known = typedGrams.get(gram)
+        if (known === undefined) typedGrams.set(gram, { times: 1, weight: idf(gramField, gramField.holders(gram)) })
+        else known.times++
+      }
+    }
+  }
+  const gramScore = (text: string, gram: string, { times, weight }: { times: number; weight: number }) => {
+    const count = occurrencesOf(text, gram)
+    return count === 0 ? 0 : times * MATCH_WEIGHTS.nameTrigram * bm25(gramField, count, text.length - 2, weight)
+  }
+  for (const [gram, times] of typedGrams) {
+    const postings = documents.grams.of(gram)
+    if (postings === undefined) continue
+    // The shorter way: the trigram's postings, read for the slots that matched, or each matched slot's names.
+    if (postings.documents.length < touched.length) {
+      for (let at = 0; at < postings.documents.length; at++) {
+        const slot = postings.documents.values[at]!
+        if (masks[slot] !== 0) scores[slot]! += gramScore(documents.namesText[slot]!, gram, times)
+      }
+    } else {
+      for (let at = 0; at < touched.length; at++) {
+        const slot = touched.values[at]!
+        const text = documents.namesText[slot]!
+        if (text.length >= 3) scores[slot]! += gramScore(text, gram, times)
+      }
+    }
+  }
   const top = new TopHits(limit, documents.ids)
-  const addCandidate = (slot: number) => {
+  const addCandidate = (slot: number, withGrams: boolean) => {
     const mask = masks[slot]!
     const phraseScore = phrased === null ? 0 : phrased.get(slot)
     if (phraseScore === undefined || (mask === 0 && phrased === null)) return
     let score = scores[slot]! + phraseScore
     const text = documents.namesText[slot]!
-    if (text.length >= 3 && grams.length > 0) {
-      const length = text.length - 2
-      grams.forEach((gram, at) => {
-        const count = occurrencesOf(text, gram)
-        if (count > 0) score += MATCH_WEIGHTS.nameTrigram * bm25(gramField, count, length, gramIdfs[at]!)
-      })
-    }
+    if (withGrams && text.length >= 3) for (const [gram, times] of typedGrams) score += gramScore(text, gram, times)
     top.offer(slot, score, popcount(mask))
   }
-  for (let at = 0; at < touched.length; at++) addCandidate(touched.values[at]!)
-  // Slots that hold every phrase and no word still match.
-  if (phrased !== null) for (const slot of phrased.keys()) if (masks[slot] === 0 && scores[slot] === 0) addCandidate(slot)
+  for (let at = 0; at < touched.length; at++) addCandidate(touched.values[at]!, false)
+  // Slots that hold every phrase and no word still match (their trigram scores added here).
+  if (phrased !== null) for (const slot of phrased.keys()) if (masks[slot] === 0 && scores[slot] === 0) addCandidate(slot, true)
   for (let at = 0; at < touched.length; at++) {
     const slot = touched.values[at]!
     scores[slot] = 0
