@@ -46,8 +46,11 @@ export interface FeedWaits {
   /**
    * A read of the feed, shared with an identical one in flight: long-polls answered by one wake ask
    * again at once, all alike. `since`: `generation` as the read began, for the wait after it.
+   * `toWait`: the read of a request that waits when the page is empty; at or past the head the last
+   * wake read, with no wake since (the notifier watching throughout), the page is known empty and
+   * nothing is read: a wake's long-polls ask again from that head, and the wait reads for them.
    */
-  read(shape: string, query: ListChangesQuery): Promise<{ page: ChangePage; since: number }>
+  read(shape: string, query: ListChangesQuery, toWait?: boolean): Promise<{ page: ChangePage; since: number }>
   /** The feed's head, read once for the requests that ask for it at the same time. */
   readHead(): Promise<string | null>
   /** Ends every wait (each answers its cursor, `closed`), and those begun later at once. */
@@ -87,6 +90,8 @@ export function createFeedWaits(
   const counts: Record<WaitKind, number> = { 'long-poll': 0, stream: 0 }
   let generation = 0
   let lastHead: string | null = null
+  /** `generation` as the read of `lastHead` began, while the notifier has watched since; null otherwise. */
+  let headGeneration: number | null = null
   const reads = new Map<string, Promise<{ page: ChangePage; since: number }>>()
   let headRead: Promise<string | null> | undefined
   let unsubscribe: (() => void) | undefined
@@ -117,6 +122,7 @@ export function createFeedWaits(
     try {
       // Its own read, not `readHead`'s shared one: a read in flight may have begun before the commit that woke this.
       lastHead = await store.feedHead()
+      headGeneration = unsubscribe === undefined ? null : since
       head = positionOf(lastHead)
     } catch {
       // The store away: the waiters wait on, until a later wake or their time is up.
@@ -169,6 +175,8 @@ export function createFeedWaits(
     if (waiters.size === 0 && unsubscribe !== undefined) {
       unsubscribe()
       unsubscribe = undefined
+      // Unwatched, a commit wakes nothing: the head read last is no longer known to be the head.
+      headGeneration = null
     }
   }
 
@@ -208,7 +216,10 @@ export function createFeedWaits(
         if (subscribing || generation !== since) wake()
       })
     },
-    read(shape, query) {
+    read(shape, query, toWait = false) {
+      if (toWait && headGeneration === generation && positionOf(query.after) >= positionOf(lastHead)) {
+        return Promise.resolve({ page: { changes: [], cursor: query.after, hasMore: false }, since: generation })
+      }
       const key = keyOf(shape, query.after)
       let read = reads.get(key)
       if (read === undefined) {
