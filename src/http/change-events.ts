@@ -1,3 +1,4 @@
+import type { WaitEnder } from '../live-feed/feed-waits.js'
 import type { ChangePage } from '../ports/entity-store.js'
 import { fillResourceTemplate } from '../contract/resource-json.js'
 import type { Answer } from './answer.js'
@@ -92,7 +93,8 @@ export function changeEventStream(context: RequestContext, changes: ChangesReque
   }
   context.holdOpen?.()
   let cursor = lastEventId !== null && lastEventId !== '' ? lastEventId : changes.query.after
-  const abort = new AbortController()
+  /** Ends the stream's wait, if it waits, when the stream ends. */
+  const ender: WaitEnder = {}
   let open = true
   let unread = 0
   let remove: () => void = () => {}
@@ -103,14 +105,14 @@ export function changeEventStream(context: RequestContext, changes: ChangesReque
   const end = () => {
     if (!open) return
     open = false
-    abort.abort()
+    ender.end?.()
     remove()
     sink.end()
   }
   const cancel = () => {
     if (!open) return
     open = false
-    abort.abort()
+    ender.end?.()
     remove()
   }
   const sendPage = (page: ChangePage) => {
@@ -148,7 +150,8 @@ export function changeEventStream(context: RequestContext, changes: ChangesReque
         caughtUp = !page.hasMore
         if (!caughtUp || page.changes.length > 0) return
       }
-      const waited = await waits.wait({ shape: changes.shape, query: { ...changes.query, after: cursor }, kind: 'stream', since, signal: abort.signal, wakeOnCursor: true })
+      if (!open) return
+      const waited = await waits.wait({ shape: changes.shape, query: { ...changes.query, after: cursor }, kind: 'stream', since, ender, wakeOnCursor: true })
       const { page, closed } = waited
       if (closed) return end()
       since = waited.since

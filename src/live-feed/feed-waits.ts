@@ -16,12 +16,20 @@ export interface WaitRequest {
   kind: WaitKind
   /** `generation` before the waiter's own read: a wake since then is not missed. */
   since: number
-  /** Ends the wait with the cursor as it stands: the client went away. */
-  signal?: AbortSignal
+  /**
+   * Given, the wait sets its `end` while it waits: called, it ends the wait with the cursor as it
+   * stands (the client went away). A field, not an AbortSignal: no listener added and removed a wait.
+   */
+  ender?: WaitEnder
   /** Ends the wait with the cursor as it stands after this long (a plain timer: no signal a waiter). */
   timeoutMs?: number
   /** A stream hears of its cursor moving past changes that do not match; a long-poll waits on. */
   wakeOnCursor?: boolean
+}
+
+/** What ends a wait from outside: `end` is set while one waits, and unset once it ended. */
+export interface WaitEnder {
+  end?: () => void
 }
 
 /** How a wait ended: a page with matching changes (or more to read), or the cursor as it stands. */
@@ -189,8 +197,8 @@ export function createFeedWaits(
     },
     counts: () => ({ ...counts }),
     hasRoom: () => counts['long-poll'] + alsoWaiting() < maxWaiting,
-    wait({ shape, query, kind, since, signal, timeoutMs, wakeOnCursor = false }: WaitRequest): Promise<WaitResult> {
-      if (closed || signal?.aborted) return Promise.resolve({ page: { changes: [], cursor: query.after, hasMore: false }, closed, since })
+    wait({ shape, query, kind, since, ender, timeoutMs, wakeOnCursor = false }: WaitRequest): Promise<WaitResult> {
+      if (closed) return Promise.resolve({ page: { changes: [], cursor: query.after, hasMore: false }, closed, since })
       return new Promise<WaitResult>((resolve) => {
         const onAbort = () => waiter.end(null, false, since)
         const timer = timeoutMs === undefined ? undefined : setTimeout(onAbort, timeoutMs)
@@ -200,13 +208,13 @@ export function createFeedWaits(
           group: groupFor(shape, query),
           end(page, closed, readSince) {
             clearTimeout(timer)
-            signal?.removeEventListener('abort', onAbort)
+            if (ender !== undefined) ender.end = undefined
             const asItStands = { changes: [], cursor: waiter.group.query.after, hasMore: false }
             leave(waiter)
             resolve({ page: page ?? asItStands, closed, since: readSince })
           },
         }
-        if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true })
+        if (ender !== undefined) ender.end = onAbort
         waiter.group.waiters.add(waiter)
         waiters.add(waiter)
         counts[kind]++
