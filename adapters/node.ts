@@ -5,6 +5,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { isNodeBacked, NODE_READABLE } from '../src/blobs/node-backed-stream.js'
 import type { Answer, ClientInfo, RequestView } from '../src/http/answer.js'
+import { EVENT_SINK, isEventStream, type EventStream } from '../src/http/change-events.js'
 import {
   errorBody,
   FORBIDDEN_METHODS,
@@ -258,9 +259,20 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
  * buffer is full, and cancelled when the client goes: `Readable.fromWeb` and a pipeline over it held
  * some 10 KB a response more, which ten thousand open event streams of the change feed would hold.
  */
-function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> | void {
   if (isNodeBacked(body)) return pipeline(body[NODE_READABLE](), res).catch(() => undefined)
+  if (isEventStream(body)) return writeEvents(body, res)
   return pump(body.getReader(), res)
+}
+
+/** The change feed's events written to the response as they come, the stream's steps paused while the connection's buffer is full. */
+function writeEvents(body: EventStream, res: ServerResponse): void {
+  const writing = body[EVENT_SINK]({
+    write: (bytes) => void res.write(bytes),
+    full: () => res.writableNeedDrain,
+    end: () => void res.end(),
+  })
+  res.on('drain', writing.resume).once('close', writing.cancel)
 }
 
 async function pump(reader: ReadableStreamDefaultReader<Uint8Array>, res: ServerResponse): Promise<void> {

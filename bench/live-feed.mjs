@@ -4,33 +4,48 @@
 // - the store's queries over 10 s while they wait and nothing changes (goal: none);
 // - a get by id's latency (p50, p99) beside them against idle (goal: p99 within 2x);
 // - from a commit in another process to each waiting client's answer or event (goal: p99 <= 500 ms).
-//   node bench/live-feed.mjs [--clients 10000] [--mode stream|long-poll] [--commits 10]
-// Needs `npm run build`. The clients run in this process, the writer in a third: all on the same cores.
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+//   node bench/live-feed.mjs [--clients 10000] [--mode stream|long-poll] [--commits 10] [--client-processes 2] [--dist DIR] [--profile DIR]
+// --profile DIR: V8 CPU profiles of the commits into DIR: the server's over the commits alone
+// (profile-hook.mjs), each client process's over its whole run (summarise with profile-top.mjs).
+// Needs `npm run build` (--dist: serve another build's dist/, to compare two in one sitting). The
+// clients are raw sockets in --client-processes forked processes (live-feed-clients.mjs), the writer in
+// another: all on the same cores as the server.
+import { fork, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir, loadavg } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { KEY, machine, quantile, ROOT, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
-  options: { clients: { type: 'string', default: '10000' }, mode: { type: 'string', default: 'stream' }, commits: { type: 'string', default: '10' } },
+  options: { clients: { type: 'string', default: '10000' }, mode: { type: 'string', default: 'stream' }, commits: { type: 'string', default: '10' },
+    'client-processes': { type: 'string', default: '2' },
+    dist: { type: 'string', default: join(ROOT, 'dist') },
+    profile: { type: 'string' },
+  },
 })
 const clients = Number(options.clients)
 const mode = options.mode
 if (mode !== 'stream' && mode !== 'long-poll') throw new Error('--mode stream or long-poll')
 const loadAverageAtStart = loadavg().map((v) => v.toFixed(1)).join(' ')
 const data = mkdtempSync(join(tmpdir(), 'er-bench-live-'))
-const cli = join(ROOT, 'dist/cli/main.js')
+const cli = join(options.dist, 'cli/main.js')
 await new Promise((resolve, reject) =>
   spawn(process.execPath, [cli, 'import', join(ROOT, 'demo/entities.jsonl'), '--data', data, '--progress', 'none'], { stdio: 'ignore' }).once('exit', (code) =>
     code === 0 ? resolve() : reject(new Error(`import exited ${code}`)),
   ),
 )
+if (options.profile !== undefined) mkdirSync(options.profile, { recursive: true })
+const profiling = options.profile === undefined ? [] : ['--import', join(ROOT, 'bench/profile-hook.mjs')]
 const server = await startServer(process.execPath, [
-  ...['--max-old-space-size=512', cli, 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--auth-failure-limit', '0'],
+  ...['--max-old-space-size=512', ...profiling, cli, 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--auth-failure-limit', '0'],
   ...['--search', 'none', '--port', '0', '--admin-port', '0', '--log', 'warn', '--max-waiting', String(clients + 100)],
-])
+], { env: options.profile === undefined ? {} : { PROFILE: join(options.profile, `server-${mode}.cpuprofile`) } })
+// A failed run must not leave its server behind.
+process.once('uncaughtException', (error) => {
+  server.stop()
+  throw error
+})
 const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024
 const headers = { Authorization: `Bearer ${KEY}` }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -63,31 +78,36 @@ async function getLatency(seconds) {
 
 const PERSONS = '/v1/entities/changes?filter=type:person'
 const head = (await (await fetch(`${server.url}/v1/entities?page[limit]=1`, { headers })).headers.get('change-feed-head')) ?? null
-/** When each client last heard of a change: the commit's latency is read from these. */
-const heardAt = []
-let stop = false
-
-async function longPoller(index) {
-  let cursor = head
-  while (!stop) {
-    try {
-      const response = await fetch(`${server.url}${PERSONS}&page[after]=${cursor}&waitSeconds=60`, { headers })
-      const document = await response.json()
-      if (document.data?.length > 0) heardAt[index] = now()
-      cursor = document.meta?.cursor ?? cursor
-    } catch {
-      await sleep(1000)
-    }
-  }
-}
-
-async function streamer(index) {
-  const response = await fetch(`${server.url}${PERSONS}&page[after]=${head}`, { headers: { ...headers, Accept: 'text/event-stream' } })
-  const decoder = new TextDecoder()
-  for await (const chunk of response.body) {
-    if (decoder.decode(chunk, { stream: true }).includes('event: change')) heardAt[index] = now()
-    if (stop) break
-  }
+/** Why clients failed to open or were cut (none expected). */
+const failures = []
+const { hostname, port } = new URL(server.url)
+const processCount = Number(options['client-processes'])
+const clientProcesses = Array.from({ length: processCount }, (_, index) => {
+  const execArgv = options.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.profile, '--cpu-prof-name', `clients-${mode}-${index}.cpuprofile`]
+  const child = fork(join(ROOT, 'bench/live-feed-clients.mjs'), { execArgv })
+  const count = Math.floor(clients / processCount) + (index < clients % processCount ? 1 : 0)
+  const path = `${PERSONS}&page[after]=${head}${mode === 'long-poll' ? '&waitSeconds=60' : ''}`
+  child.send({ open: { host: hostname, port: Number(port), key: KEY, path, mode, count } })
+  return child
+})
+/** Each client process's answer to a round: when each of its clients heard of the commit (0: not yet). */
+function heardIn(round, deadlineMs) {
+  return Promise.all(
+    clientProcesses.map(
+      (child) =>
+        new Promise((resolve) => {
+          const timer = setTimeout(() => child.send({ collect: true }), deadlineMs)
+          const onMessage = (message) => {
+            if (message.round !== round) return
+            clearTimeout(timer)
+            child.off('message', onMessage)
+            failures.push(...message.failures)
+            resolve(message.heard)
+          }
+          child.on('message', onMessage)
+        }),
+    ),
+  ).then((lists) => lists.flat())
 }
 
 /** The server's V8 heap in use and its external memory (buffers), MB, from /metrics. */
@@ -100,14 +120,6 @@ const idleRss = rssMb()
 const idleHeap = await heapMb()
 const idleGets = await getLatency(5)
 const started = performance.now()
-const running = []
-/** Why clients failed to open or were cut (none expected). */
-const failures = []
-for (let index = 0; index < clients; index++) {
-  running.push((mode === 'stream' ? streamer : longPoller)(index).catch((error) => failures.push(String(error?.cause ?? error))))
-  // Opened in bursts, so that the listen backlog keeps up.
-  if (index % 500 === 499) await sleep(100)
-}
 const waitingCount = async () => {
   const text = await (await fetch(`${server.admin}/metrics`)).text()
   const value = (name) => Number(new RegExp(`^entity_registry_${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0)
@@ -144,18 +156,24 @@ const writer = spawn(
 )
 const committed = createLines(writer.stdout)
 const latencies = []
+if (options.profile !== undefined) process.kill(server.pid, 'SIGUSR2')
 for (let commit = 0; commit < Number(options.commits); commit++) {
-  heardAt.fill(0, 0, clients)
+  for (const child of clientProcesses) child.send({ round: commit })
+  // The round's reset reaches every client process before the commit does.
+  await sleep(200)
   writer.stdin.write('go\n')
   const at = Number(await committed())
-  const deadline = performance.now() + 10_000
-  while (heardAt.filter((time) => time > 0).length < waiting && performance.now() < deadline) await sleep(50)
-  for (const time of heardAt.slice(0, clients)) latencies.push(time > 0 ? time - at : Infinity)
+  for (const time of await heardIn(commit, 10_000)) latencies.push(time > 0 ? time - at : Infinity)
   await sleep(1000)
 }
 writer.stdin.end()
+if (options.profile !== undefined) {
+  process.kill(server.pid, 'SIGUSR2')
+  await sleep(2000)
+}
 latencies.sort((a, b) => a - b)
-stop = true
+for (const child of clientProcesses) child.send({ stop: true })
+await Promise.all(clientProcesses.map((child) => new Promise((resolve) => child.once('exit', resolve))))
 server.stop()
 rmSync(data, { recursive: true, force: true })
 

@@ -42,7 +42,7 @@ export async function listChanges(context: RequestContext): Promise<Answer> {
   }
   if (wantsEventStream(request.headers.get('Accept'))) return changeEventStream(context, changes)
   // Shared with identical reads in flight: a wake's long-polls ask again all at once, alike.
-  const { page, since } = await waits.read(changes.shape, changes.query)
+  const { page, since } = await waits.read(changes.shape, changes.query, waitSeconds !== null)
   if (waitSeconds !== null && page.changes.length === 0 && !page.hasMore) {
     if (!waits.hasRoom()) {
       throw tooManyWaiting()
@@ -58,8 +58,10 @@ export async function listChanges(context: RequestContext): Promise<Answer> {
 
 /**
  * The answers made of a page one read gave many requests (a wake's, or a shared read): clients that
- * ask alike (the same URL) get one answer made once, each with headers of its own.
+ * ask alike (the same URL) get one answer made once, its body encoded once (each response then
+ * writes the same bytes), each with headers of its own.
  */
+const encoder = new TextEncoder()
 const answersOfPages = new WeakMap<ChangePage, Map<string, Answer>>()
 
 function sharedChangesAnswer(context: RequestContext, changes: ChangesRequest, page: ChangePage, feedHead: string | null, waitSeconds: number | null): Answer {
@@ -68,6 +70,10 @@ function sharedChangesAnswer(context: RequestContext, changes: ChangesRequest, p
   let answer = answers?.get(key)
   if (answer === undefined) {
     answer = changesAnswer(context, changes, page, feedHead, waitSeconds)
+    if (typeof answer.body === 'string') {
+      answer.body = encoder.encode(answer.body)
+      answer.headers['Content-Length'] = String(answer.body.byteLength)
+    }
     if (answers === undefined) answersOfPages.set(page, (answers = new Map()))
     answers.set(key, answer)
   }

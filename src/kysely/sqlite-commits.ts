@@ -8,7 +8,7 @@ interface WatchConnection {
 }
 
 /** How often another process's commits are looked for, while a request waits. */
-export const SQLITE_COMMIT_POLL_MS = 200
+export const SQLITE_COMMIT_POLL_MS = 50
 
 /**
  * Commits to a SQLite file by any connection, this process's or another's (the `import` CLI): on a

@@ -16,12 +16,20 @@ export interface WaitRequest {
   kind: WaitKind
   /** `generation` before the waiter's own read: a wake since then is not missed. */
   since: number
-  /** Ends the wait with the cursor as it stands: the client went away. */
-  signal?: AbortSignal
+  /**
+   * Given, the wait sets its `end` while it waits: called, it ends the wait with the cursor as it
+   * stands (the client went away). A field, not an AbortSignal: no listener added and removed a wait.
+   */
+  ender?: WaitEnder
   /** Ends the wait with the cursor as it stands after this long (a plain timer: no signal a waiter). */
   timeoutMs?: number
   /** A stream hears of its cursor moving past changes that do not match; a long-poll waits on. */
   wakeOnCursor?: boolean
+}
+
+/** What ends a wait from outside: `end` is set while one waits, and unset once it ended. */
+export interface WaitEnder {
+  end?: () => void
 }
 
 /** How a wait ended: a page with matching changes (or more to read), or the cursor as it stands. */
@@ -46,8 +54,11 @@ export interface FeedWaits {
   /**
    * A read of the feed, shared with an identical one in flight: long-polls answered by one wake ask
    * again at once, all alike. `since`: `generation` as the read began, for the wait after it.
+   * `toWait`: the read of a request that waits when the page is empty; at or past the head the last
+   * wake read, with no wake since (the notifier watching throughout), the page is known empty and
+   * nothing is read: a wake's long-polls ask again from that head, and the wait reads for them.
    */
-  read(shape: string, query: ListChangesQuery): Promise<{ page: ChangePage; since: number }>
+  read(shape: string, query: ListChangesQuery, toWait?: boolean): Promise<{ page: ChangePage; since: number }>
   /** The feed's head, read once for the requests that ask for it at the same time. */
   readHead(): Promise<string | null>
   /** Ends every wait (each answers its cursor, `closed`), and those begun later at once. */
@@ -87,6 +98,8 @@ export function createFeedWaits(
   const counts: Record<WaitKind, number> = { 'long-poll': 0, stream: 0 }
   let generation = 0
   let lastHead: string | null = null
+  /** `generation` as the read of `lastHead` began, while the notifier has watched since; null otherwise. */
+  let headGeneration: number | null = null
   const reads = new Map<string, Promise<{ page: ChangePage; since: number }>>()
   let headRead: Promise<string | null> | undefined
   let unsubscribe: (() => void) | undefined
@@ -117,6 +130,7 @@ export function createFeedWaits(
     try {
       // Its own read, not `readHead`'s shared one: a read in flight may have begun before the commit that woke this.
       lastHead = await store.feedHead()
+      headGeneration = unsubscribe === undefined ? null : since
       head = positionOf(lastHead)
     } catch {
       // The store away: the waiters wait on, until a later wake or their time is up.
@@ -169,6 +183,8 @@ export function createFeedWaits(
     if (waiters.size === 0 && unsubscribe !== undefined) {
       unsubscribe()
       unsubscribe = undefined
+      // Unwatched, a commit wakes nothing: the head read last is no longer known to be the head.
+      headGeneration = null
     }
   }
 
@@ -181,8 +197,8 @@ export function createFeedWaits(
     },
     counts: () => ({ ...counts }),
     hasRoom: () => counts['long-poll'] + alsoWaiting() < maxWaiting,
-    wait({ shape, query, kind, since, signal, timeoutMs, wakeOnCursor = false }: WaitRequest): Promise<WaitResult> {
-      if (closed || signal?.aborted) return Promise.resolve({ page: { changes: [], cursor: query.after, hasMore: false }, closed, since })
+    wait({ shape, query, kind, since, ender, timeoutMs, wakeOnCursor = false }: WaitRequest): Promise<WaitResult> {
+      if (closed) return Promise.resolve({ page: { changes: [], cursor: query.after, hasMore: false }, closed, since })
       return new Promise<WaitResult>((resolve) => {
         const onAbort = () => waiter.end(null, false, since)
         const timer = timeoutMs === undefined ? undefined : setTimeout(onAbort, timeoutMs)
@@ -192,13 +208,13 @@ export function createFeedWaits(
           group: groupFor(shape, query),
           end(page, closed, readSince) {
             clearTimeout(timer)
-            signal?.removeEventListener('abort', onAbort)
+            if (ender !== undefined) ender.end = undefined
             const asItStands = { changes: [], cursor: waiter.group.query.after, hasMore: false }
             leave(waiter)
             resolve({ page: page ?? asItStands, closed, since: readSince })
           },
         }
-        if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true })
+        if (ender !== undefined) ender.end = onAbort
         waiter.group.waiters.add(waiter)
         waiters.add(waiter)
         counts[kind]++
@@ -208,7 +224,10 @@ export function createFeedWaits(
         if (subscribing || generation !== since) wake()
       })
     },
-    read(shape, query) {
+    read(shape, query, toWait = false) {
+      if (toWait && headGeneration === generation && positionOf(query.after) >= positionOf(lastHead)) {
+        return Promise.resolve({ page: { changes: [], cursor: query.after, hasMore: false }, since: generation })
+      }
       const key = keyOf(shape, query.after)
       let read = reads.get(key)
       if (read === undefined) {

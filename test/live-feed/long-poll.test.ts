@@ -150,4 +150,38 @@ describeEachStore(storeDialects.filter((dialect) => dialect.name === 'memory'), 
     expect(before).toBeLessThanOrEqual(3)
     expect(reads.changes - before).toBe(1)
   })
+  it('reads nothing for long-polls that ask again from the head a wake read, and reads once nothing watched', async () => {
+    await store().warehouse.upsert({ id: 'seed1', type: 'person', name: 'Seed' })
+    const reads = { changes: 0, heads: 0 }
+    const counted = {
+      ...store(),
+      listChanges: (query: Parameters<ReturnType<typeof store>['listChanges']>[0]) => (reads.changes++, store().listChanges(query)),
+      feedHead: () => (reads.heads++, store().feedHead()),
+    }
+    const { get } = testRegistry(counted)
+    const head = (await readDocument(await get(PERSONS), changesDocumentSchema)).meta.cursor!
+    const answered = get(`${PERSONS}&page[after]=${head}&waitSeconds=20`)
+    // Keeps the watch up while the others come and go.
+    const keeper = get(`/v1/entities/changes?filter=type:legislation&page[after]=${head}&waitSeconds=3`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await store().warehouse.upsert({ id: 'ada', type: 'person', name: 'Ada' })
+    const cursor = (await readDocument(await answered, changesDocumentSchema)).meta.cursor!
+    // Any wake of the store's own watch (a commit seen by another connection) comes and goes first.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const before = { ...reads }
+    const again: Promise<Response>[] = []
+    for (let index = 0; index < 5; index++) {
+      again.push(get(`${PERSONS}&page[after]=${cursor}&waitSeconds=1`))
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    for (const response of await Promise.all(again)) expect((await readDocument(response, changesDocumentSchema)).meta.cursor).toBe(cursor)
+    expect(reads).toEqual(before)
+    await keeper
+    // Nothing watches now: a commit wakes nobody, and a long-poll from that head reads, finding it at once.
+    await store().warehouse.upsert({ id: 'bob', type: 'person', name: 'Bob' })
+    const started = performance.now()
+    const document = await readDocument(await get(`${PERSONS}&page[after]=${cursor}&waitSeconds=20`), changesDocumentSchema)
+    expect(ids(document)).toEqual(['bob'])
+    expect(performance.now() - started).toBeLessThan(5000)
+  })
 })

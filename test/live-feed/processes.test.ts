@@ -60,7 +60,7 @@ describe('on SQLite', () => {
     const { at, document } = await answer
     expect(document.data).toHaveLength(1)
     // Committed before the import exited: answered within a second of that on an idle machine (a
-    // wake is polled every 200 ms); generously bounded here, the machine being shared.
+    // wake is polled every 50 ms); generously bounded here, the machine being shared.
     expect(at - imported).toBeLessThan(3000)
   })
 
