@@ -70,7 +70,8 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     }
   })
 
-  function addTerm(term: Term, field: FieldStatistics, weight: number, lengthOf: (slot: number) => number, bit: number) {
+  /** Each allowed slot holding `term`, marked as matching the word `bit`, told with the term's BM25 there. */
+  function eachHolder(term: Term, field: FieldStatistics, lengthOf: (slot: number) => number, bit: number, found: (slot: number, score: number) => void) {
     const termIdf = idf(field, term.holders)
     const { values: holders } = term.documents
     const { values: counts } = term.counts
@@ -78,9 +79,13 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       const slot = holders[at]!
       if (!allowed(slot)) continue
       touch(slot)
-      scores[slot]! += weight * bm25(field, counts[at]!, lengthOf(slot), termIdf)
       masks[slot]! |= bit
+      found(slot, bm25(field, counts[at]!, lengthOf(slot), termIdf))
     }
+  }
+
+  function addTerm(term: Term, field: FieldStatistics, weight: number, lengthOf: (slot: number) => number, bit: number) {
+    eachHolder(term, field, lengthOf, bit, (slot, score) => (scores[slot]! += weight * score))
   }
 
   /** The slots whose names' text holds every trigram of `name`, from the postings of its rarest trigram. */
@@ -105,18 +110,10 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     const { nearest, nearTouched } = scratch
     nearTouched.length = 0
     for (const term of terms) {
-      const termIdf = idf(tokenField, term.holders)
-      const { values: holders } = term.documents
-      const { values: counts } = term.counts
-      for (let at = 0; at < term.documents.length; at++) {
-        const slot = holders[at]!
-        if (!allowed(slot)) continue
-        touch(slot)
-        masks[slot]! |= bit
-        const score = bm25(tokenField, counts[at]!, documents.tokenLength(slot), termIdf)
+      eachHolder(term, tokenField, (slot) => documents.tokenLength(slot), bit, (slot, score) => {
         if (nearest[slot] === 0) nearTouched.push(slot)
         if (score > nearest[slot]!) nearest[slot] = score
-      }
+      })
     }
     for (let at = 0; at < nearTouched.length; at++) {
       const slot = nearTouched.values[at]!

@@ -21,6 +21,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
     'createIndexer',
     'createKeyManager',
     'createRegistry',
+    'createResidentSearchIndex',
     'createSearch',
     'createTokenBucketRateLimiter',
     'createWarehouse',
