@@ -108,7 +108,7 @@ ${INDEX_TEXTS_HELP}
   --no-search-in-memory
                     search the LanceDB index on disk alone: by default serve also keeps its
                     terms, the fields prefilters name and the vectors in memory, where search
-                    costs a tenth of the CPU (about 900 MB more at 1,000,000 entities)`,
+                    costs a fifth to a ninth of the CPU (500 to 800 MB more at 1,000,000 entities)`,
   reindex: `Usage: entity-registry reindex [options]
 
 Rebuilds the search index from the store's change feed, showing progress and rate (needed after a

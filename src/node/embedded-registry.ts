@@ -64,8 +64,8 @@ export interface EmbeddedRegistryOptions {
   indexTexts?: boolean
   /**
    * Keep a LanceDB index's terms, prefiltered fields and vectors in memory too
-   * (`createResidentSearchIndex`), where a search costs a tenth of the CPU; default true. It loads
-   * in the background (search answers from disk meanwhile) and takes about 900 MB at 1,000,000
+   * (`createResidentSearchIndex`), where a search costs a fifth to a ninth of the CPU; default true. It loads
+   * in the background (search answers from disk meanwhile) and takes some 500 to 800 MB at 1,000,000
    * entities. The index inside PostgreSQL is searched there.
    */
   searchInMemory?: boolean
