@@ -110,6 +110,32 @@ describe('entity-registry CLI', () => {
     }
   })
 
+  it('keeps the search index in memory once it has loaded it, and on disk alone with --no-search-in-memory, answering alike', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'er-cli-in-memory-'))
+    expect(run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', own]).code).toBe(0)
+    expect(run(['reindex', '--data', own, '--no-index-texts']).code).toBe(0)
+    const answers: string[][] = []
+    for (const flags of [[], ['--no-search-in-memory']]) {
+      const server = await startServer(['--data', own, '--api-key', 'k', '--no-index-texts', ...flags])
+      try {
+        const loaded = /^search: 685 entities loaded in memory in \d+\.\d s$/m
+        if (flags.length === 0) {
+          for (let waited = 0; waited < 20_000 && !loaded.test(server.lines.join('\n')); waited += 100) await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        const response = await fetch(`${server.url}/v1/search?q=${encodeURIComponent('Klobu type:person')}`, { headers: { Authorization: 'Bearer k' } })
+        expect(response.status).toBe(200)
+        answers.push(((await response.json()) as { data: { id: string }[] }).data.map((entity) => entity.id))
+        // Time enough for a load to be said (685 entities load in well under a second).
+        if (flags.length > 0) await new Promise((resolve) => setTimeout(resolve, 2_000))
+        expect(loaded.test(server.lines.join('\n')), flags.join(' ')).toBe(flags.length === 0)
+      } finally {
+        server.process.kill('SIGTERM')
+      }
+    }
+    expect(answers[0]).toEqual(['k000367'])
+    expect(answers[1]).toEqual(answers[0])
+  })
+
   it('searches the demo data, and finds a bill renamed by a separate import within seconds, with no reindex', async () => {
     const search = async (q: string) => {
       const response = await get(`/v1/search?q=${encodeURIComponent(q)}`)
