@@ -104,7 +104,7 @@ export class Documents {
     this.alive.values[slot] = 0
     this.dead++
     this.tokens.remove(countsOf(this.tokensOf(slot)))
-    this.names.remove(countsOf(this.namesText[slot]! === '' ? [] : this.namesText[slot]!.split(' ')))
+    this.names.remove(countsOf(this.namesOf(slot)))
     this.grams.remove(this.namesText[slot]!)
     this.count(slot, -1)
   }
@@ -118,8 +118,13 @@ export class Documents {
     }
     const scale = this.vectorScales.values[slot]!
     const vector = Float32Array.from(this.vectors.values.subarray(slot * this.dimensions, (slot + 1) * this.dimensions), (component) => component * scale)
+    return { id: this.ids[slot]!, fields, tokens: this.tokensOf(slot), names: this.namesOf(slot), vector }
+  }
+
+  /** A slot's name words, from the joined text that trigram scores read. */
+  namesOf(slot: number): string[] {
     const text = this.namesText[slot]!
-    return { id: this.ids[slot]!, fields, tokens: this.tokensOf(slot), names: text === '' ? [] : text.split(' '), vector }
+    return text === '' ? [] : text.split(' ')
   }
 
   /** Lets the columns' slack go (after a load: they grew by half again each time). */
