@@ -5,7 +5,7 @@
  * bundler resolution), run it, and run `npx entity-registry serve --demo` from there.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -17,8 +17,24 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; exports: Record<string, unknown>; devDependencies: Record<string, string> }
 const SUBPATHS = Object.keys(manifest.exports).filter((subpath) => !subpath.endsWith('.json'))
 // onnxruntime-node (under @huggingface/transformers) would otherwise fetch CUDA binaries where it finds nvcc.
-const npm = (args: string[], cwd: string) =>
-  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip' } })
+const npm = (args: string[], cwd: string, env: Record<string, string> = {}) =>
+  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip', ...env } })
+
+/**
+ * better-sqlite3's binary for this Node, as the prebuilt binary a user's install downloads: this
+ * machine reaches no download host, and compiling it again took two of the suite's five minutes in CI.
+ * The checkout's own build, packed as prebuild-install looks for it locally (`<name>_local_prebuilds`);
+ * a consumer that resolves another version finds none and compiles, as before.
+ */
+function betterSqlitePrebuild(work: string): Record<string, string> {
+  const driver = join(ROOT, 'node_modules', 'better-sqlite3')
+  const { version } = JSON.parse(readFileSync(join(driver, 'package.json'), 'utf8')) as { version: string }
+  const prebuilds = join(work, 'prebuilds')
+  mkdirSync(prebuilds)
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
+  execFileSync('tar', ['-czf', join(prebuilds, name), 'build/Release/better_sqlite3.node'], { cwd: driver })
+  return { npm_config_better_sqlite3_local_prebuilds: prebuilds }
+}
 
 describe('the published package', () => {
   const work = mkdtempSync(join(tmpdir(), 'er-package-'))
@@ -38,11 +54,11 @@ describe('the published package', () => {
     const packed = JSON.parse(output.slice(output.search(/^\[$/m))) as { filename: string; files: { path: string }[] }[]
     tarball = join(work, packed[0]!.filename)
     writeFileSync(join(work, 'files.json'), JSON.stringify(packed[0]!.files.map((file) => file.path)))
-    execFileSync('mkdir', ['-p', consumer])
+    mkdirSync(consumer)
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
     // The optional peer at the oldest version it may be (and the one @lancedb/lancedb brings).
     // PGlite 0.4, the last line that ships pgvector, for search inside it by meaning.
-    npm(['install', tarball, `typescript@${manifest.devDependencies.typescript}`, '@types/node@22', '@huggingface/transformers@3.0.2', '@electric-sql/pglite@0.4.6'], consumer)
+    npm(['install', tarball, `typescript@${manifest.devDependencies.typescript}`, '@types/node@22', '@huggingface/transformers@3.0.2', '@electric-sql/pglite@0.4.6'], consumer, betterSqlitePrebuild(work))
   }, 600_000)
   afterAll(() => {
     // npx starts the CLI as its child: end the whole process group.
