@@ -9,7 +9,10 @@
 // (npm:@electric-sql/pglite@0.4.6, pgvector 0.8.1) is installed, and with pg_trgm alone without vectors.
 // `node bench/search-relevance.mjs` after `npm run build`. Options:
 //   --set FILE        another set (its queries without a `part` are held out)
-//   --embedder NAME   `default` or `none` alone (both by default)
+//   --embedder NAME   `default` or `none` alone (both by default); or a candidate measured in the
+//                     default's place (its figures named `vectors`, so that `--against` compares it
+//                     with a saved run of the default): `transformers:DIR` (a transformers.js model
+//                     in DIR) or `module:FILE` (an ES module whose `createEmbedder()` returns one)
 //   --index NAME      `lancedb`, `postgres` or `memory` alone (all three by default; parity needs them)
 //   --part NAME       `dev` alone: what tuning looks at (the held-out part is looked at to decide, once)
 //   --save FILE       write every query's figures (JSON), to compare a change against
@@ -20,6 +23,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama'
 import MiniSearch from 'minisearch'
@@ -27,7 +31,7 @@ import { createEntityTexts, createIndexer, createSearch, matchesQualifiers, pars
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { Kysely, PGliteDialect } from 'kysely'
-import { createNoEmbedder, createWordVectorEmbedder } from '../dist/embedders/index.js'
+import { createNoEmbedder, createTransformersEmbedder, createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { createPostgresSearchIndex } from '../dist/postgres-search/index.js'
 import { createMemoryBlobStore, createMemorySearchIndex, createMemoryStore } from '../dist/memory/index.js'
@@ -119,8 +123,15 @@ async function indexesWith(embedder, condition) {
   if (wanted('memory')) engines[`memory, ${condition}`] = await entityRegistry(createMemorySearchIndex(), embedder)
   return engines
 }
-const conditions = { vectors: createWordVectorEmbedder(), none: createNoEmbedder() }
-const chosen = options.embedder === undefined ? ['vectors', 'none'] : [options.embedder === 'default' ? 'vectors' : options.embedder]
+/** The embedder of the `vectors` condition: the default, or the candidate `--embedder` names. */
+async function vectorsEmbedder(name = 'default') {
+  if (name === 'default' || name === 'none') return createWordVectorEmbedder()
+  if (name.startsWith('transformers:')) return createTransformersEmbedder({ modelPath: name.slice('transformers:'.length) })
+  if (name.startsWith('module:')) return (await import(pathToFileURL(resolve(name.slice('module:'.length))).href)).createEmbedder()
+  throw new Error(`--embedder is default, none, transformers:DIR or module:FILE, not ${name}`)
+}
+const conditions = { vectors: await vectorsEmbedder(options.embedder), none: createNoEmbedder() }
+const chosen = options.embedder === undefined ? ['vectors', 'none'] : [options.embedder === 'none' ? 'none' : 'vectors']
 const engines = {}
 for (const condition of chosen) Object.assign(engines, await indexesWith(conditions[condition], condition))
 if (!options['no-peers']) {
@@ -158,6 +169,7 @@ function cell(name, part, kind) {
 
 console.log(`machine: ${machine()}`)
 console.log(`set: ${options.set}`)
+if (chosen.includes('vectors')) console.log(`vectors: ${conditions.vectors.id}`)
 if (pgliteVector === null) console.log('PostgreSQL with vectors left out: install the devDependency "pglite-vector": "npm:@electric-sql/pglite@0.4.6"')
 for (const part of PARTS) {
   const inPart = queries.filter((query) => query.part === part)
@@ -207,7 +219,9 @@ if (options.against !== undefined) {
     }
     const rows = PARTS.map((part) => ({ part, all: compared(part, 'all'), kinds: ANSWERED.map((kind) => compared(part, kind)), none: compared(part, 'none') }))
     const kept = rows.every((row) => [row.all, ...row.kinds].every((difference) => difference.verdict !== 'down') && row.none.verdict !== 'up') && rows[1].all.mean >= 0
-    for (const row of rows) console.log(`| ${name} | ${row.part} | ${[row.all, ...row.kinds, row.none].map(show).join(' | ')} | ${kept ? 'yes' : 'no'} |`)
+    // Without the held-out part (`--part dev`), nothing is decided.
+    const verdict = rows[1].all.interval === null ? '-' : kept ? 'yes' : 'no'
+    for (const row of rows) console.log(`| ${name} | ${row.part} | ${[row.all, ...row.kinds, row.none].map(show).join(' | ')} | ${verdict} |`)
   }
 }
 
