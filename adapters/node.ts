@@ -272,7 +272,8 @@ function writeEvents(body: EventStream, res: ServerResponse): void {
     full: () => res.writableNeedDrain,
     end: () => void res.end(),
   })
-  res.on('drain', writing.resume).once('close', writing.cancel)
+  // `on`, not `once`: a response closes once, and `once` keeps a wrapper and a bound function a stream.
+  res.on('drain', writing.resume).on('close', writing.cancel)
 }
 
 async function pump(reader: ReadableStreamDefaultReader<Uint8Array>, res: ServerResponse): Promise<void> {
@@ -329,9 +330,14 @@ export function serve(handler: FetchHandler | AnsweringHandler, { port = 8080, h
     response.shouldKeepAlive = false
     response.once('finish', () => setImmediate(() => server.closeIdleConnections()))
   }
+  // One listener for every connection (a socket closes once): a closure and a `once` wrapper a
+  // connection each stayed as long as it, ten thousand waiting long-polls' worth.
+  function forget(this: Socket) {
+    connections.delete(this)
+  }
   server.on('connection', (socket: Socket) => {
     connections.add(socket)
-    socket.once('close', () => connections.delete(socket))
+    socket.on('close', forget)
   })
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (closing) endAfter(response)

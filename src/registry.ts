@@ -18,6 +18,7 @@ import type { ChangeNotifier } from './ports/change-notifier.js'
 import { createFeedWaits } from './live-feed/feed-waits.js'
 import { pollingNotifier } from './live-feed/notifiers.js'
 import { createOpenStreams } from './live-feed/open-streams.js'
+import { requestIdOf } from './http/request-id.js'
 
 export interface RegistryOptions {
   store: EntityStore
@@ -275,7 +276,7 @@ export function createRegistry(options: RegistryOptions): Registry {
   async function answer(request: RequestView, client: ClientInfo = {}): Promise<Answer> {
     const started = performance.now()
     telemetry.requestStarted?.()
-    const requestId = requestIdOf(request)
+    const requestId = requestIdOf(request.headers.get('X-Request-Id'))
     const trace: Trace = { route: null, principal: null, requestId }
     let answer: Answer
     try {
@@ -318,14 +319,6 @@ interface KeyCheck {
 }
 
 type Trace = RequestContext['trace'] & { principal: string | null; requestId: string }
-
-/** A client's `X-Request-Id` is kept when it is 1 to 128 visible ASCII characters; otherwise one is made. */
-const VALID_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
-
-function requestIdOf(request: RequestView): string {
-  const given = request.headers.get('X-Request-Id')
-  return given !== null && VALID_REQUEST_ID.test(given) ? given : crypto.randomUUID()
-}
 
 const encoder = new TextEncoder()
 // Node's and Bun's Buffer counts UTF-8 bytes without encoding them; elsewhere they are encoded.

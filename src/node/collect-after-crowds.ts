@@ -38,20 +38,22 @@ export function collectAfterCrowds(server: Server, options: CollectAfterCrowdsOp
     }, quietMs)
     timer.unref()
   }
+  const onClose = () => {
+    open--
+    // Once the crowd has gone (a few connections may still be open), and not again until the next one.
+    if (crowded && open < crowd / 8) {
+      crowded = false
+      collectAfterQuiet(2)
+    }
+  }
   const onConnection = (socket: Socket) => {
     open++
     if (open >= crowd) {
       crowded = true
       clearTimeout(timer)
     }
-    socket.once('close', () => {
-      open--
-      // Once the crowd has gone (a few connections may still be open), and not again until the next one.
-      if (crowded && open < crowd / 8) {
-        crowded = false
-        collectAfterQuiet(2)
-      }
-    })
+    // One listener for all (a socket closes once): no closure and `once` wrapper a connection.
+    socket.on('close', onClose)
   }
   server.on('connection', onConnection)
   return () => {

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { randomUuid } from '../../src/http/request-id.js'
 import { createMemoryStore } from '../../src/memory/index.js'
 import { DependencyUnavailableError } from '../../src/ports/dependency.js'
 import type { EntityStore } from '../../src/ports/entity-store.js'
@@ -52,6 +53,15 @@ describe('telemetry of requests', () => {
     const none = await get('/v1/entities/s1113')
     expect(none.headers.get('X-Request-Id')).toMatch(/^[0-9a-f-]{36}$/)
     expect(none.headers.get('Access-Control-Expose-Headers')).toContain('X-Request-Id')
+  })
+
+  it('makes ids that are random version 4 UUIDs, none twice, across refills of its random bytes', () => {
+    const ids = Array.from({ length: 1000 }, () => randomUuid())
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(new Set(ids).size).toBe(ids.length)
+    // Every hex digit of the random positions turns up: no byte stuck at a value.
+    const randomDigits = new Set(ids.flatMap((id) => [...id.replaceAll('-', '').slice(0, 12)]))
+    expect(randomDigits.size).toBe(16)
   })
 
   it('logs one JSON line a request with id, route pattern, status, bytes, duration and the key public id, never the key', async () => {
