@@ -91,7 +91,8 @@ for (const kind of sqlStores) {
       }
     })
 
-    it('delivers every change exactly once, in order, to a reader tailing four concurrent writer processes', async () => {
+    // Four writer processes and a reader: on a machine busy with other suites it took over 30 s.
+    it('delivers every change exactly once, in order, to a reader tailing four concurrent writer processes', { timeout: 120_000 }, async () => {
       const database = await kind.database()
       const reader = await database.open()
       try {

@@ -126,7 +126,7 @@ for (const kind of searchIndexKinds) {
       expect(quality.top5).toBeGreaterThanOrEqual(Math.ceil(heldBack.length / 2))
     })
 
-    it('meets the relevance goals of each kind of query on the relevance set', async () => {
+    it('meets the relevance goals of each kind of query on the relevance set', { timeout: 120_000 }, async () => {
       // Without the texts indexed (test/texts/passages.test.ts has them): their queries are left out.
       const quality = await measureByKind(RELEVANCE_SET.filter((query) => query.kind !== 'texts'), ids)
       // Without vectors, paraphrases find little: the goal of every kind together is the hybrid's.
