@@ -15,7 +15,7 @@ import { createRequire } from 'node:module'
 import { gzipSync } from 'node:zlib'
 import { stemmer } from 'stemmer'
 
-const OUTPUT = new URL('../assets/word-relatives.txt.gz', import.meta.url)
+const OUTPUT = new URL('../assets/wordnet/relatives.txt.gz', import.meta.url)
 /**
  * The pointers followed from a synset: its hypernyms (`spy` to `intelligence officer`). Derivations,
  * attributes and pertainyms (`+ = \\`) and adjectives' similar-to (`&`) changed no query of the

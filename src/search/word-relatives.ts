@@ -10,12 +10,12 @@ export interface WordRelatives {
   of(key: string): readonly string[] | undefined
 }
 
-/** The longest collocation a key holds (assets/word-relatives.txt.gz). */
+/** The longest collocation a key holds (assets/wordnet/relatives.txt.gz). */
 const MOST_WORDS = 3
 
 /**
  * Reads `key<TAB>relative relative ...` lines sorted by key (the format of
- * assets/word-relatives.txt.gz, decompressed). The text is kept as it is and searched by halves: a
+ * assets/wordnet/relatives.txt.gz, decompressed). The text is kept as it is and searched by halves: a
  * map of its 140,000 keys took a second to build and 50 MB more.
  */
 export function parseWordRelatives(text: string): WordRelatives {
