@@ -144,7 +144,10 @@ function standingOut(neighbours: ScoredHit[]): ScoredHit[] {
  * text hit counts twice a semantic rank (`TEXT_WEIGHT`), in proportion to what it matched, so that
  * a neighbour that stands out can still come before a weak partial match; a match in an entity's
  * texts only weighs less, counts only for more than half the words, and comes first only where no
- * entity's own fields hold every word (`IN_TEXTS_ONLY`).
+ * entity's own fields hold every word (`IN_TEXTS_ONLY`). The full-text ranking of the words' WordNet
+ * relatives (`relativesRanking`) counts as a full-text rank: where they tie, a semantic rank alone
+ * (the first neighbour) would come before an entity that holds the relatives (`military`: Armed
+ * Services; measured on the development part, bench/README.md).
  */
 export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number, byRelatives: ScoredHit[] = []): string[] {
   const scores = new Map<string, number>()
