@@ -20,6 +20,7 @@
 //                     its interval, up / down / noise, and whether the change is kept
 //   --by-query        every query's nDCG@10
 //   --no-peers        leave MiniSearch and Orama out
+//   --no-word-relatives  search without WordNet's relatives of the typed words (`serve --no-word-relatives`)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -35,7 +36,7 @@ import { createNoEmbedder, createTransformersEmbedder, createWordVectorEmbedder 
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { createPostgresSearchIndex } from '../dist/postgres-search/index.js'
 import { createMemoryBlobStore, createMemorySearchIndex, createMemoryStore } from '../dist/memory/index.js'
-import { importNdjson, loadNicknames } from '../dist/node/index.js'
+import { importNdjson, loadNicknames, loadWordRelatives } from '../dist/node/index.js'
 import { bootstrapInterval, judge, KINDS, pairedDifference, PARTS, readRelevanceSet } from '../test/search/relevance.mjs'
 import { machine } from './lib.mjs'
 
@@ -49,6 +50,7 @@ const { values: options } = parseArgs({
     against: { type: 'string' },
     'by-query': { type: 'boolean', default: false },
     'no-peers': { type: 'boolean', default: false },
+    'no-word-relatives': { type: 'boolean', default: false },
   },
 })
 const queries = readRelevanceSet(resolve(options.set)).filter((query) => options.part === undefined || query.part === options.part)
@@ -70,11 +72,12 @@ for (let after = null; ; ) {
 }
 
 const nicknames = await loadNicknames()
+const relatives = options['no-word-relatives'] ? undefined : await loadWordRelatives()
 const texts = createEntityTexts({ blobs })
 /** Search over `index` as `serve` runs it: the renditions' texts indexed as passages too. */
 async function entityRegistry(index, embedder) {
   await createIndexer({ store, index, embedder, texts }).catchUp()
-  const search = createSearch(store, { index, embedder, nicknames })
+  const search = createSearch(store, { index, embedder, nicknames, relatives })
   return async (q) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id)
 }
 

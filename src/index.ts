@@ -29,6 +29,7 @@ export { createEntityTexts, type EntityTexts, type EntityTextsOptions, type Text
 export { TEXT_LIMITS, type Extraction } from './texts/limits.js'
 export { tokenize } from './search/text.js'
 export { parseNicknames, type Nicknames } from './search/nicknames.js'
+export { parseWordRelatives, type WordRelatives } from './search/word-relatives.js'
 export { RECORD_LIMITS } from './warehouse/record-limits.js'
 export * from './ports/index.js'
 export { parseGffs, matchesQualifiers, GffsError, GFFS_LIMITS, type ParseOptions, type GffsErrorCode } from './gffs/index.js'

@@ -108,7 +108,11 @@ ${INDEX_TEXTS_HELP}
   --no-search-in-memory
                     search the LanceDB index on disk alone: by default serve also keeps its
                     terms, the fields prefilters name and the vectors in memory, where search
-                    costs a fifth to a ninth of the CPU (500 to 800 MB more at 1,000,000 entities)`,
+                    costs a fifth to a ninth of the CPU (500 to 800 MB more at 1,000,000 entities)
+  --no-word-relatives
+                    search the typed words alone: by default a query whose words no entity's
+                    title, name or identifier holds is searched by their WordNet relatives too
+                    ("military" finds the Armed Services committees)`,
   reindex: `Usage: entity-registry reindex [options]
 
 Rebuilds the search index from the store's change feed, showing progress and rate (needed after a
@@ -195,6 +199,7 @@ const SERVE_OPTIONS = {
   'no-explorer': { type: 'boolean', default: false },
   'no-index-texts': { type: 'boolean', default: false },
   'no-search-in-memory': { type: 'boolean', default: false },
+  'no-word-relatives': { type: 'boolean', default: false },
   search: { type: 'string' },
   embedder: { type: 'string' },
   redis: { type: 'string' },
@@ -257,6 +262,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           explorer: !values['no-explorer'],
           ...(values['no-index-texts'] ? { indexTexts: false } : {}),
           ...(values['no-search-in-memory'] ? { searchInMemory: false } : {}),
+          ...(values['no-word-relatives'] ? { wordRelatives: false } : {}),
           ...(values.search === undefined ? {} : { search: values.search }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
           ...(values.redis === undefined ? {} : { redis: values.redis }),

@@ -69,6 +69,11 @@ export interface EmbeddedRegistryOptions {
    * entities. The index inside PostgreSQL is searched there.
    */
   searchInMemory?: boolean
+  /**
+   * Search a query whose words no entity's own fields hold by their WordNet relatives too
+   * (`military` finds the Armed Services committees; `loadWordRelatives`); default true.
+   */
+  wordRelatives?: boolean
   /** Requests per minute per key (default 600); 0 turns limiting off. */
   rateLimit?: number
   /** Count the rate limit by key (default) or by organization (`createRegistry`'s `rateLimitScope`). */

@@ -9,6 +9,7 @@ export { importNdjson, parseOperation, SnapshotRefusedError, type DeleteLimit, t
 export { OverlongLine } from '../warehouse/record-limits.js'
 export { openEmbeddedRegistry, type EmbeddedRegistry, type EmbeddedRegistryOptions } from './embedded-registry.js'
 export { loadNicknames } from './nicknames.js'
+export { loadWordRelatives } from './word-relatives.js'
 export { createWorkerTextExtractor, type WorkerTextExtractor } from './text-worker.js'
 export { readLines, type ReadLinesOptions } from './read-lines.js'
 export { collectAfterCrowds, type CollectAfterCrowdsOptions } from './collect-after-crowds.js'

@@ -11,6 +11,7 @@ import { createIndexer, indexLag, otherEmbedderOf, type Indexer, type IndexerOpt
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import { loadNicknames } from './nicknames.js'
+import { loadWordRelatives } from './word-relatives.js'
 import { SEARCH_IN_DATABASE } from './search-in-database.js'
 import type { IndexingLock } from '../postgres-search/index.js'
 import { SEARCH_BUILT_WITHIN } from '../telemetry/readiness.js'
@@ -86,14 +87,16 @@ export interface OpenSearchOptions {
    * that alone writes it (`serve`'s indexer): told once it has loaded.
    */
   inMemory?: (loaded: { entities: number; milliseconds: number }) => void
+  /** Search a query whose words no entity's own fields hold by their WordNet relatives too (`loadWordRelatives`); default true. */
+  wordRelatives?: boolean
 }
 
-/** The options `serve` and `reindex` open search with: the embedder they name, and the texts read from `blobs` unless told not to. */
-export function searchOptionsOf({ embedder, indexTexts }: { embedder?: string; indexTexts?: boolean }, blobs: BlobStore, warn: (message: string) => void): OpenSearchOptions {
-  return { ...(embedder ? { embedderName: embedder } : {}), ...(indexTexts === false ? {} : { blobs, warn }) }
+/** The options `serve` and `reindex` open search with: the embedder they name, the texts read from `blobs` and words' relatives unless told not to. */
+export function searchOptionsOf({ embedder, indexTexts, wordRelatives }: { embedder?: string; indexTexts?: boolean; wordRelatives?: boolean }, blobs: BlobStore, warn: (message: string) => void): OpenSearchOptions {
+  return { ...(embedder ? { embedderName: embedder } : {}), ...(indexTexts === false ? {} : { blobs, warn }), ...(wordRelatives === false ? { wordRelatives } : {}) }
 }
 
-export async function openSearch(store: KyselyStore, uri: string, { onProgress, embedderName, rebuilding = false, blobs, warn, inMemory }: OpenSearchOptions = {}): Promise<SearchSetup> {
+export async function openSearch(store: KyselyStore, uri: string, { onProgress, embedderName, rebuilding = false, blobs, warn, inMemory, wordRelatives = true }: OpenSearchOptions = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
   const index = await openIndex(store, uri, embedder, inMemory)
   const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
@@ -116,7 +119,7 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
   const servedLag = uri === SEARCH_IN_DATABASE && store.readDb !== store.db ? await lagOnReplica(store) : indexer
   let lock: IndexingLock | undefined
   return {
-    search: createSearch(store, { index, embedder, lag: () => servedLag.lag(), nicknames: await loadNicknames() }),
+    search: createSearch(store, { index, embedder, lag: () => servedLag.lag(), nicknames: await loadNicknames(), ...(wordRelatives ? { relatives: await loadWordRelatives() } : {}) }),
     indexer,
     servedLag,
     async follow({ shared = false, print: say = () => {} } = {}) {

@@ -6,6 +6,7 @@ import { GET_ENTITIES_LIMIT, type EntityStore, type ListedEntity } from '../port
 import type { ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
 import { withNicknames, type Nicknames } from './nicknames.js'
 import { containsPhrase, fullTextOf, queryWords, tokenize } from './text.js'
+import { relativesOf, type WordRelatives } from './word-relatives.js'
 
 /** Results a search answers at most (spec 8). */
 export const SEARCH_LIMIT = 100
@@ -64,6 +65,11 @@ export interface SearchOptions {
   lag?: () => Promise<number>
   /** Given names' other forms (`loadNicknames()` of `entity-registry/node`): `Joe Biden` finds Joseph Biden. */
   nicknames?: Nicknames
+  /**
+   * Words' WordNet relatives (`loadWordRelatives()` of `entity-registry/node`): a query whose words
+   * no entity's own fields hold is searched by their relatives too (`military` finds Armed Services).
+   */
+  relatives?: WordRelatives
 }
 
 /**
@@ -88,7 +94,8 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
         text.words.length + text.phrases.length > 0 ? index.fullText(text, query.qualifiers, depth) : Promise.resolve([]),
         vector!.some((value) => value !== 0) ? index.nearest(vector!, query.qualifiers, Math.max(depth, BACKGROUND_RANK)) : Promise.resolve([]),
       ])
-      const fused = fuse(byText, standingOut(neighbours).slice(0, depth), text.words.length)
+      const byRelatives = options.relatives === undefined ? [] : await relativesRanking(index, text, byText, query.qualifiers, depth, options.relatives)
+      const fused = fuse(byText, standingOut(neighbours).slice(0, depth), text.words.length, byRelatives)
       const ranked: StoredEntity[] = []
       // The fused list holds up to twice the results answered: the store reads the best first, as
       // many as are missing (a few more past the first read), and reads on only for those that the
@@ -109,6 +116,22 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
   }
 }
 
+/**
+ * Full text over the typed words' WordNet relatives, where full text finds no typed word in an
+ * entity's own fields, nor more than half of two or more words in a text (what `fuse` counts of a
+ * text, but for one word found somewhere in a long text, which is weak): the words are then not the data's
+ * (`military`, `spies`, `elderly`), and their relatives may be (`armed services`, `intelligence`,
+ * `aging`). Only own-field matches: a relative found somewhere in a long text is weaker still than
+ * a typed word found there.
+ */
+async function relativesRanking(index: SearchIndex, text: TextQuery, byText: TextHit[], qualifiers: GffsQuery['qualifiers'], depth: number, relatives: WordRelatives): Promise<ScoredHit[]> {
+  const words = text.words.length
+  if (words === 0 || byText.some((hit) => !hit.inTextsOnly || (words >= 2 && hit.matched / words > 0.5))) return []
+  const related = relativesOf(text.words.map((word) => word.token), relatives)
+  if (related.length === 0) return []
+  return (await index.fullText({ words: related, phrases: [] }, qualifiers, depth)).filter((hit) => !hit.inTextsOnly)
+}
+
 /** The neighbours that stand out from the query's background similarity (see `STANDOUT`). */
 function standingOut(neighbours: ScoredHit[]): ScoredHit[] {
   const background = neighbours[Math.min(BACKGROUND_RANK, neighbours.length) - 1]?.score ?? 0
@@ -121,9 +144,12 @@ function standingOut(neighbours: ScoredHit[]): ScoredHit[] {
  * text hit counts twice a semantic rank (`TEXT_WEIGHT`), in proportion to what it matched, so that
  * a neighbour that stands out can still come before a weak partial match; a match in an entity's
  * texts only weighs less, counts only for more than half the words, and comes first only where no
- * entity's own fields hold every word (`IN_TEXTS_ONLY`).
+ * entity's own fields hold every word (`IN_TEXTS_ONLY`). The full-text ranking of the words' WordNet
+ * relatives (`relativesRanking`) counts as a full-text rank: where they tie, a semantic rank alone
+ * (the first neighbour) would come before an entity that holds the relatives (`military`: Armed
+ * Services; measured on the development part, bench/README.md).
  */
-export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number): string[] {
+export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number, byRelatives: ScoredHit[] = []): string[] {
   const scores = new Map<string, number>()
   const named = byText.some((hit) => !hit.inTextsOnly && (hit.matchedInFields ?? hit.matched) >= words)
   const best = byText.find((hit) => !hit.inTextsOnly)?.score ?? 0
@@ -134,7 +160,9 @@ export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number): 
     const weight = inTextsOnly ? (named ? IN_TEXTS_ONLY / 2 : IN_TEXTS_ONLY) * share : partialMatchWeight(share, score, best)
     scores.set(id, (first ? ALL_WORDS : 0) + (TEXT_WEIGHT * weight) / (RRF_K + rank + 1))
   })
-  byMeaning.forEach(({ id }, rank) => scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + rank + 1)))
+  const add = (ranking: ScoredHit[], weight: number) => ranking.forEach(({ id }, rank) => scores.set(id, (scores.get(id) ?? 0) + weight / (RRF_K + rank + 1)))
+  add(byRelatives, TEXT_WEIGHT)
+  add(byMeaning, 1)
   return [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([id]) => id)
 }
 

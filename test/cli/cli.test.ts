@@ -110,21 +110,27 @@ describe('entity-registry CLI', () => {
     }
   })
 
-  it('keeps the search index in memory once it has loaded it, and on disk alone with --no-search-in-memory, answering alike', async () => {
+  it('keeps the search index in memory once it has loaded it, and on disk alone with --no-search-in-memory, answering alike; widens words by WordNet unless --no-word-relatives', async () => {
     const own = mkdtempSync(join(tmpdir(), 'er-cli-in-memory-'))
     expect(run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', own]).code).toBe(0)
     expect(run(['reindex', '--data', own, '--no-index-texts']).code).toBe(0)
     const answers: string[][] = []
-    for (const flags of [[], ['--no-search-in-memory']]) {
+    const widened: string[][] = []
+    for (const flags of [[], ['--no-search-in-memory', '--no-word-relatives']]) {
       const server = await startServer(['--data', own, '--api-key', 'k', '--no-index-texts', ...flags])
       try {
         const loaded = /^search: 685 entities loaded in memory in \d+\.\d s$/m
         if (flags.length === 0) {
           for (let waited = 0; waited < 20_000 && !loaded.test(server.lines.join('\n')); waited += 100) await new Promise((resolve) => setTimeout(resolve, 100))
         }
-        const response = await fetch(`${server.url}/v1/search?q=${encodeURIComponent('Klobu type:person')}`, { headers: { Authorization: 'Bearer k' } })
-        expect(response.status).toBe(200)
-        answers.push(((await response.json()) as { data: { id: string }[] }).data.map((entity) => entity.id))
+        const search = async (q: string) => {
+          const response = await fetch(`${server.url}/v1/search?q=${encodeURIComponent(q)}`, { headers: { Authorization: 'Bearer k' } })
+          expect(response.status).toBe(200)
+          return ((await response.json()) as { data: { id: string }[] }).data.map((entity) => entity.id)
+        }
+        answers.push(await search('Klobu type:person'))
+        // No entity's fields hold `spies`: WordNet's `intelligence officer` finds the Intelligence committees.
+        widened.push(await search('spies'))
         // Time enough for a load to be said (685 entities load in well under a second).
         if (flags.length > 0) await new Promise((resolve) => setTimeout(resolve, 2_000))
         expect(loaded.test(server.lines.join('\n')), flags.join(' ')).toBe(flags.length === 0)
@@ -134,6 +140,8 @@ describe('entity-registry CLI', () => {
     }
     expect(answers[0]).toEqual(['k000367'])
     expect(answers[1]).toEqual(answers[0])
+    expect(widened[0]!.slice(0, 2).sort()).toEqual(['cmtehlig', 'cmteslin'])
+    expect(widened[1]).toEqual([])
   })
 
   it('searches the demo data, and finds a bill renamed by a separate import within seconds, with no reindex', async () => {

@@ -65,9 +65,9 @@ describe('the published package', () => {
     for (const server of servers) if (server.pid !== undefined && server.exitCode === null) process.kill(-server.pid, 'SIGTERM')
   })
 
-  it('holds the built code, the word vectors, the nickname list with its license, the demo data and the docs, and no sources or tests', () => {
+  it('holds the built code, the word vectors, the nickname list and the WordNet relatives with their licenses, the demo data and the docs, and no sources or tests', () => {
     const files: string[] = JSON.parse(readFileSync(join(work, 'files.json'), 'utf8'))
-    for (const expected of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/openapi.json', 'assets/word-vectors.bin', 'assets/nicknames/names.csv', 'assets/nicknames/LICENSE', 'assets/nicknames/SOURCE.md', 'demo/entities.jsonl', 'docs/registry-interface-v1.md', 'LICENSE', 'README.md']) {
+    for (const expected of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/openapi.json', 'assets/word-vectors.bin', 'assets/nicknames/names.csv', 'assets/nicknames/LICENSE', 'assets/nicknames/SOURCE.md', 'assets/wordnet/relatives.txt.gz', 'assets/wordnet/LICENSE', 'demo/entities.jsonl', 'docs/registry-interface-v1.md', 'LICENSE', 'README.md']) {
       expect(files, expected).toContain(expected)
     }
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([])

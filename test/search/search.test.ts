@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { searchDocumentSchema } from '../../src/contract/schemas.js'
-import { createWordVectorEmbedder } from '../../src/embedders/index.js'
+import { createNoEmbedder, createWordVectorEmbedder } from '../../src/embedders/index.js'
 import { parseGffs } from '../../src/gffs/parse.js'
 import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
@@ -15,6 +15,7 @@ import type { RegistryStore } from '../../src/ports/store.js'
 import { createIndexer, otherEmbedderOf, vectorsIdOf, type Indexer } from '../../src/search/indexer.js'
 import { createSearch, fuse, textQueryOf } from '../../src/search/search-service.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
+import { loadWordRelatives } from '../../src/node/word-relatives.js'
 import { tokenize } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
@@ -23,6 +24,7 @@ import { searchIndexKinds } from './each-search-index.js'
 
 const embedder = createWordVectorEmbedder()
 const nicknames = await loadNicknames()
+const relatives = await loadWordRelatives()
 const idsOf = (hits: ScoredHit[]) => hits.map((hit) => hit.id)
 const phrase = (text: string): TextQuery => ({ words: [], phrases: [tokenize(text)] })
 
@@ -124,6 +126,21 @@ for (const kind of searchIndexKinds) {
       const quality = await measure(heldBack, ids)
       // Words alone find none of these: every hit comes from the semantic side.
       expect(quality.top5).toBeGreaterThanOrEqual(Math.ceil(heldBack.length / 2))
+    })
+
+    it('finds by their WordNet relatives the entities whose own fields hold none of the typed words, and expands no name', async () => {
+      // Full text alone (no vectors), with and without the relatives.
+      const byFullText = (withRelatives: boolean) => {
+        const search = createSearch(store, { index, embedder: createNoEmbedder(), nicknames, ...(withRelatives ? { relatives } : {}) })
+        return async (q: string) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id)
+      }
+      const [without, withRelatives] = [byFullText(false), byFullText(true)]
+      expect(await without('spies')).toEqual([])
+      expect((await withRelatives('spies')).slice(0, 2).sort()).toEqual(['cmtehlig', 'cmteslin'])
+      expect((await withRelatives('military')).slice(0, 2).sort()).toEqual(['cmtehsas', 'cmtessas'])
+      // A word the data holds is not expanded; nor is a name WordNet holds only as a name.
+      expect(await withRelatives('senate finance')).toEqual(await without('senate finance'))
+      expect(await withRelatives('Eiffel Tower')).toEqual([])
     })
 
     it('meets the relevance goals of each kind of query on the relevance set', { timeout: 120_000 }, async () => {
