@@ -30,6 +30,11 @@ export class TopHits {
     this.down(0)
   }
 
+  /** The slots kept, in no order. */
+  keptSlots(): readonly number[] {
+    return this.slots
+  }
+
   /** What was kept, in no order. */
   hits(): TextHit[] {
     return this.slots.map((slot, at) => ({ id: this.ids[slot]!, score: this.scores[at]!, matched: this.matched[at]! }))
