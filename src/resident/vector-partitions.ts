@@ -14,6 +14,12 @@ import { exactHits, unitOf } from './vector-ranking.js'
  * multiply-adds, about 3 ms of the SIMD kernel.
  */
 export const SCANNED_SHARE = 0.3
+/**
+ * The share of what a prefilter allows that a query scans: more, since the nearest allowed may lie
+ * further than the nearest, in partitions of vectors the prefilter refuses (a type's entities not
+ * where the query is); scanning them costs the kernel nothing for the refused.
+ */
+export const ALLOWED_SHARE = 0.5
 /** Positions scored by one call of the kernel. */
 const BATCH = 16_384
 /** Rounds of k-means, and sample vectors a partition, when the centroids are trained. */
@@ -172,8 +178,8 @@ export class VectorPartitions {
 
   /**
    * The `limit` nearest live vectors that the prefilter (if any) allows: the partitions nearest the
-   * query scanned until `SCANNED_SHARE` of the live vectors has been (and, under a prefilter, until
-   * `limit` have passed it), twice `limit` kept by their Int8 score, those rescored exactly.
+   * query scanned until `SCANNED_SHARE` of the live vectors has been, and `ALLOWED_SHARE` of those
+   * the prefilter may allow, twice `limit` kept by their Int8 score, those rescored exactly.
    */
   nearest(vector: Float32Array, prefilter: Prefilter | null, limit: number): ScoredHit[] {
     const { documents } = this
@@ -185,12 +191,17 @@ export class VectorPartitions {
     const order = Array.from(closeness.keys()).sort((a, b) => closeness[b]! - closeness[a]!)
     const candidates = new TopHits(Math.max(2 * limit, 20), documents.ids)
     const alive = documents.alive.values
-    const enough = SCANNED_SHARE * documents.live
+    // What a prefilter may allow: the slots of the values it names (dead ones too); when it names
+    // none, it is reckoned to allow as much of what is scanned as of the rest.
+    const lists = prefilter?.narrowest() ?? null
+    const mayAllow = lists === null ? null : Math.min(documents.live, lists.reduce((sum, list) => sum + list.length, 0))
+    const enoughScanned = (prefilter !== null && mayAllow === null ? ALLOWED_SHARE : SCANNED_SHARE) * documents.live
+    const enoughPassed = Math.max(limit, mayAllow === null ? 0 : ALLOWED_SHARE * mayAllow)
     let scanned = 0
     let passed = 0
     let listed = 0
     for (const partition of order) {
-      if (scanned >= enough && passed >= limit) break
+      if (scanned >= enoughScanned && passed >= enoughPassed) break
       const start = this.starts[partition]!
       const end = start + this.lengths[partition]!
       for (let position = start; position < end; position++) {
