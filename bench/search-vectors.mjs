@@ -1,7 +1,8 @@
 // The nearest vectors with no or a broad prefilter at 1,000,000 entities, in this process: the
 // resident index's partitions (`VectorPartitions`, loaded as `serve` loads them) beside LanceDB's
 // IVF_FLAT (50 probes, what answered them before), over search-cost.mjs's catalogue and the words of
-// its four query sets, with no prefilter and under a broad one (a type, 10 to 60% of the entities).
+// its four query sets, with no prefilter, under a broad one (a type, 10 to 60% of the entities) and
+// under the query's own if it has one (the 2% prefilter; a common word's type or jurisdiction).
 // For each: the median CPU of a query (one at a time, `process.cpuUsage`, LanceDB's threads
 // included), and recall@10 against exact search (LanceDB's flat search over the Float32 vectors):
 // a hit counts when its exact cosine is at least the exact tenth's (less 1e-6): many entities share
@@ -78,11 +79,14 @@ for (const [set, texts] of Object.entries(sets)) {
     const [vector] = await embedder.embed([query.text.map((term) => term.text).join(' ')])
     // A query none of whose words has a vector has no nearest.
     if (vector.every((component) => component === 0)) continue
-    queries.push({ vector, qualifiers: [], warm: at < WARM_UP })
-    queries.push({ vector, qualifiers: parseGffs(TYPES[at % TYPES.length], { allowFreeText: false }).qualifiers, warm: at < WARM_UP })
+    const warm = at < WARM_UP
+    queries.push({ vector, qualifiers: [], filter: 'none', warm })
+    queries.push({ vector, qualifiers: parseGffs(TYPES[at % TYPES.length], { allowFreeText: false }).qualifiers, filter: 'a type', warm })
+    if (query.qualifiers.length > 0) queries.push({ vector, qualifiers: query.qualifiers, filter: "the query's", warm })
   }
-  for (const filter of ['none', 'a type']) {
-    const measured = queries.filter((query) => (query.qualifiers.length === 0) === (filter === 'none'))
+  for (const filter of ['none', 'a type', "the query's"]) {
+    const measured = queries.filter((query) => query.filter === filter)
+    if (measured.length === 0) continue
     for (const [way, nearest] of Object.entries(WAYS)) {
       const cpu = []
       const recalls = []

@@ -4,7 +4,7 @@ import { Documents } from './documents.js'
 import { keepsFieldsOf, prefilterOf } from './prefilter.js'
 import { MOST_RANKED_WORDS, rankText } from './text-ranking.js'
 import { VectorPartitions } from './vector-partitions.js'
-import { nearestAmong } from './vector-ranking.js'
+import { allowedSlots } from './vector-ranking.js'
 
 export interface ResidentSearchIndexOptions {
   /** The index kept on disk (LanceDB), which the resident one loads from (`SearchIndex.scan`) and writes through to. */
@@ -12,9 +12,8 @@ export interface ResidentSearchIndexOptions {
   /** The vector size of the embedder that fills the index. */
   dimensions: number
   /**
-   * The most rows a prefilter may keep for the nearest vectors to be found among them exactly; a
-   * broader one (or none) is answered by the partitions kept here (default 60,000: 6 million
-   * multiply-adds).
+   * The most rows a prefilter may keep for the nearest vectors to be found among them alone; a
+   * broader one (or none) has the partitions of vectors scanned (default 60,000).
    */
   exactVectorsUpTo?: number
   /** Told when the index is loaded: its entities and the milliseconds it took, of which its vectors' partitions took `partitioning`. */
@@ -106,7 +105,8 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
     async nearest(vector, qualifiers, limit) {
       if (!ready() || partitions === null || !keepsFieldsOf(qualifiers)) return behind.nearest(vector, qualifiers, limit)
       const prefilter = prefilterOf(documents, qualifiers)
-      return (prefilter && nearestAmong(documents, vector, prefilter, limit, exactVectorsUpTo)) ?? partitions.nearest(vector, prefilter, limit)
+      const allowed = prefilter && allowedSlots(documents, prefilter, exactVectorsUpTo)
+      return allowed ? partitions.nearestAmong(vector, allowed, limit) : partitions.nearest(vector, prefilter, limit)
     },
     async clear() {
       // After the load, which would otherwise put back what the index behind held.

@@ -60,6 +60,8 @@ export class VectorPartitions {
   /** By position: the slot whose vector it holds, and that vector's scale (`Documents.vectorScales`). */
   private slotAt = new Uint32Array(0)
   private scaleAt = new Float32Array(0)
+  /** By slot: the position of its vector (that of a dead slot, until compaction, or none). */
+  private positionOf = new Uint32Array(0)
   /** Positions taken, holes of moved partitions included. */
   private end = 0
 
@@ -218,6 +220,23 @@ export class VectorPartitions {
     return exactHits(documents, unit, candidates.keptSlots(), limit)
   }
 
+  /**
+   * The `limit` nearest of the live `slots` (those a selective prefilter keeps), as `nearest` scores
+   * them (their vectors read in the order they lie in memory), without partitions.
+   */
+  nearestAmong(vector: Float32Array, slots: Uint32Array, limit: number): ScoredHit[] {
+    const unit = unitOf(vector, this.documents.dimensions)
+    this.setQuery(unit)
+    const positions = Uint32Array.from(slots, (slot) => this.positionOf[slot]!).sort()
+    const candidates = new TopHits(Math.max(2 * limit, 20), this.documents.ids)
+    for (let from = 0; from < positions.length; from += BATCH) {
+      const batch = positions.subarray(from, from + BATCH)
+      this.positions.set(batch)
+      this.offer(batch.length, candidates)
+    }
+    return exactHits(this.documents, unit, candidates.keptSlots(), limit)
+  }
+
   /** Scores the `listed` positions, offers them to `candidates`; none are listed then. */
   private offer(listed: number, candidates: TopHits): 0 {
     this.dots(this.query, this.chunks, this.positionsAt, listed, this.scoresAt, this.vectorsAt, this.documents.dimensions)
@@ -246,6 +265,8 @@ export class VectorPartitions {
   private place(partition: number, slot: number): void {
     const { dimensions } = this.documents
     const position = this.starts[partition]! + this.lengths[partition]!++
+    if (slot >= this.positionOf.length) this.positionOf = grown(this.positionOf, new Uint32Array(Math.max(slot + 1, Math.ceil(this.positionOf.length * 1.25))))
+    this.positionOf[slot] = position
     this.bytes.set(this.documents.vectors.values.subarray(slot * dimensions, (slot + 1) * dimensions), this.vectorsAt + position * dimensions)
     this.slotAt[position] = slot
     this.scaleAt[position] = this.documents.vectorScales.values[slot]!
@@ -259,6 +280,7 @@ export class VectorPartitions {
     this.bytes.copyWithin(this.vectorsAt + this.end * dimensions, this.vectorsAt + from * dimensions, this.vectorsAt + (from + length) * dimensions)
     this.slotAt.copyWithin(this.end, from, from + length)
     this.scaleAt.copyWithin(this.end, from, from + length)
+    for (let position = this.end; position < this.end + length; position++) this.positionOf[this.slotAt[position]!] = position
     this.starts[partition] = this.end
     this.capacities[partition] = capacity
     this.end += capacity

@@ -8,11 +8,11 @@ import { TopHits } from './top-hits.js'
 const allowed = growableUint32()
 
 /**
- * The nearest vectors among the slots a prefilter keeps, exactly (`exactHits`). Null when the
- * prefilter names no values to start from, or keeps more than `most` live slots (the partitions
- * answer those: `VectorPartitions`).
+ * The live slots a prefilter keeps, for the nearest vectors to be found among them alone
+ * (`VectorPartitions.nearestAmong`). Null when the prefilter names no values to start from, or keeps
+ * more than `most` (the partitions are scanned for those: `VectorPartitions.nearest`).
  */
-export function nearestAmong(documents: Documents, query: Float32Array, prefilter: Prefilter, limit: number, most: number): ScoredHit[] | null {
+export function allowedSlots(documents: Documents, prefilter: Prefilter, most: number): Uint32Array | null {
   const lists = prefilter.narrowest()
   if (lists === null) return null
   const alive = documents.alive.values
@@ -25,7 +25,7 @@ export function nearestAmong(documents: Documents, query: Float32Array, prefilte
       allowed.push(slot)
     }
   }
-  return exactHits(documents, unitOf(query, documents.dimensions), allowed.values.subarray(0, allowed.length), limit)
+  return allowed.values.subarray(0, allowed.length)
 }
 
 /**
