@@ -30,6 +30,11 @@ export class TopHits {
     this.down(0)
   }
 
+  /** The score a slot must reach to be kept (one equal to it is kept by its id), -Infinity until `limit` are. */
+  floor(): number {
+    return this.slots.length < this.limit ? -Infinity : this.scores[0]!
+  }
+
   /** The slots kept, in no order. */
   keptSlots(): readonly number[] {
     return this.slots

@@ -1,6 +1,6 @@
 import type { ScoredHit } from '../ports/search-index.js'
 import type { Documents } from './documents.js'
-import { type DotProducts, dotProductsOver } from './dot-products.js'
+import { type DotProducts, type DotProductsFrom, dotProductsOver } from './dot-products.js'
 import type { Prefilter } from './prefilter.js'
 import { quantizeInto } from './growable.js'
 import { TopHits } from './top-hits.js'
@@ -39,11 +39,12 @@ const partitionsFor = (vectors: number) => Math.max(1, Math.min(1024, Math.round
  * memory, twice its size, when full. Removed slots stay in their partition, skipped by liveness,
  * until compaction. Candidates are scored with the query in Int8 too, then the best rescored exactly.
  * The memory layout: query, the positions a kernel call reads and the scores it writes, the
- * centroids' indexes and the centroids, then the vectors.
+ * centroids, then the vectors.
  */
 export class VectorPartitions {
   private readonly memory: WebAssembly.Memory
   private readonly dots: DotProducts
+  private readonly dotsFrom: DotProductsFrom
   private bytes: Int8Array
   private positions: Uint32Array
   private scores: Int32Array
@@ -51,7 +52,6 @@ export class VectorPartitions {
   private readonly query: number
   private readonly positionsAt: number
   private readonly scoresAt: number
-  private readonly centroidIndexes: number
   private readonly centroidsAt: number
   private readonly vectorsAt: number
   private readonly starts: Uint32Array
@@ -79,14 +79,12 @@ export class VectorPartitions {
     this.query = 0
     this.positionsAt = this.chunks * 16
     this.scoresAt = this.positionsAt + 4 * BATCH
-    this.centroidIndexes = this.scoresAt + 4 * BATCH
-    this.centroidsAt = this.centroidIndexes + 4 * count
+    this.centroidsAt = this.scoresAt + 4 * BATCH
     // The kernel reads 16 bytes at a time: a vector's last ones may read 15 past it.
     this.vectorsAt = this.centroidsAt + count * dimensions + 16
     this.memory = new WebAssembly.Memory({ initial: Math.ceil((this.vectorsAt + 16) / PAGE) })
-    this.dots = dotProductsOver(this.memory)
+    ;({ dots: this.dots, dotsFrom: this.dotsFrom } = dotProductsOver(this.memory))
     ;[this.bytes, this.positions, this.scores] = this.views()
-    new Uint32Array(this.memory.buffer, this.centroidIndexes, count).forEach((_, index, indexes) => (indexes[index] = index))
     this.bytes.set(centroids, this.centroidsAt)
     this.starts = new Uint32Array(count)
     this.lengths = new Uint32Array(count)
@@ -188,7 +186,7 @@ export class VectorPartitions {
     const unit = unitOf(vector, documents.dimensions)
     this.setQuery(unit)
     const count = this.centroidScales.length
-    this.dots(this.query, this.chunks, this.centroidIndexes, count, this.scoresAt, this.centroidsAt, documents.dimensions)
+    this.dotsFrom(this.query, this.chunks, 0, count, this.scoresAt, this.centroidsAt, documents.dimensions)
     const closeness = Float32Array.from(this.scores.subarray(0, count), (score, partition) => score * this.centroidScales[partition]!)
     const order = Array.from(closeness.keys()).sort((a, b) => closeness[b]! - closeness[a]!)
     const candidates = new TopHits(Math.max(2 * limit, 20), documents.ids)
@@ -205,12 +203,19 @@ export class VectorPartitions {
     for (const partition of order) {
       if (scanned >= enoughScanned && passed >= enoughPassed) break
       const start = this.starts[partition]!
-      const end = start + this.lengths[partition]!
-      for (let position = start; position < end; position++) {
+      const length = this.lengths[partition]!
+      if (prefilter === null) {
+        // Every vector of the partition scored, the dead skipped among those that would be kept.
+        for (let from = start; from < start + length; from += BATCH) this.offerFrom(from, Math.min(BATCH, start + length - from), candidates)
+        scanned += length
+        passed += length
+        continue
+      }
+      for (let position = start; position < start + length; position++) {
         const slot = this.slotAt[position]!
         if (alive[slot] !== 1) continue
         scanned++
-        if (prefilter !== null && !prefilter.allows(slot)) continue
+        if (!prefilter.allows(slot)) continue
         passed++
         this.positions[listed++] = position
         if (listed === BATCH) listed = this.offer(listed, candidates)
@@ -240,11 +245,30 @@ export class VectorPartitions {
   /** Scores the `listed` positions, offers them to `candidates`; none are listed then. */
   private offer(listed: number, candidates: TopHits): 0 {
     this.dots(this.query, this.chunks, this.positionsAt, listed, this.scoresAt, this.vectorsAt, this.documents.dimensions)
+    let floor = candidates.floor()
     for (let at = 0; at < listed; at++) {
       const position = this.positions[at]!
-      candidates.offer(this.slotAt[position]!, this.scores[at]! * this.scaleAt[position]!)
+      const score = this.scores[at]! * this.scaleAt[position]!
+      if (score < floor) continue
+      candidates.offer(this.slotAt[position]!, score)
+      floor = candidates.floor()
     }
     return 0
+  }
+
+  /** Scores the `count` positions from `first` on, offers the live ones to `candidates`. */
+  private offerFrom(first: number, count: number, candidates: TopHits): void {
+    this.dotsFrom(this.query, this.chunks, first, count, this.scoresAt, this.vectorsAt, this.documents.dimensions)
+    const alive = this.documents.alive.values
+    let floor = candidates.floor()
+    for (let at = 0; at < count; at++) {
+      const score = this.scores[at]! * this.scaleAt[first + at]!
+      if (score < floor) continue
+      const slot = this.slotAt[first + at]!
+      if (alive[slot] !== 1) continue
+      candidates.offer(slot, score)
+      floor = candidates.floor()
+    }
   }
 
   /** The partition whose centroid is nearest a slot's vector (training reads it too, a round's centroids partitioned). */
@@ -253,7 +277,7 @@ export class VectorPartitions {
     this.bytes.fill(0, this.query, this.query + this.chunks * 16)
     this.bytes.set(this.documents.vectors.values.subarray(slot * dimensions, (slot + 1) * dimensions), this.query)
     const count = this.centroidScales.length
-    this.dots(this.query, this.chunks, this.centroidIndexes, count, this.scoresAt, this.centroidsAt, dimensions)
+    this.dotsFrom(this.query, this.chunks, 0, count, this.scoresAt, this.centroidsAt, dimensions)
     return nearestOf(this.scores, this.centroidScales)
   }
 
