@@ -30,6 +30,11 @@ export class TopHits {
     this.down(0)
   }
 
+  /** How many are kept. */
+  get size(): number {
+    return this.slots.length
+  }
+
   /** The score a slot must reach to be kept (one equal to it is kept by its id), -Infinity until `limit` are. */
   floor(): number {
     return this.slots.length < this.limit ? -Infinity : this.scores[0]!

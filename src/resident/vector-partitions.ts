@@ -15,9 +15,8 @@ import { exactHits, unitOf } from './vector-ranking.js'
  */
 export const SCANNED_SHARE = 0.3
 /**
- * The share of what a prefilter allows that a query scans: more, since the nearest allowed may lie
- * further than the nearest, in partitions of vectors the prefilter refuses (a type's entities not
- * where the query is); scanning them costs the kernel nothing for the refused.
+ * The share scanned under a prefilter: more, since the nearest it allows may lie further than the
+ * nearest, in partitions of vectors it refuses (a type's entities not where the query is).
  */
 export const ALLOWED_SHARE = 0.5
 /** Positions scored by one call of the kernel. */
@@ -178,8 +177,10 @@ export class VectorPartitions {
 
   /**
    * The `limit` nearest live vectors that the prefilter (if any) allows: the partitions nearest the
-   * query scanned until `SCANNED_SHARE` of the live vectors has been, and `ALLOWED_SHARE` of those
-   * the prefilter may allow, twice `limit` kept by their Int8 score, those rescored exactly.
+   * query scanned until `SCANNED_SHARE` of the live vectors has been (`ALLOWED_SHARE` under a
+   * prefilter) and `limit` allowed found, twice `limit` kept by their Int8 score, those rescored
+   * exactly. The prefilter is asked only of the vectors that would be kept: a broad one (a narrow
+   * one goes to `nearestAmong`) refuses fewer than the kernel scores in the time it takes to ask.
    */
   nearest(vector: Float32Array, prefilter: Prefilter | null, limit: number): ScoredHit[] {
     const { documents } = this
@@ -190,38 +191,15 @@ export class VectorPartitions {
     const closeness = Float32Array.from(this.scores.subarray(0, count), (score, partition) => score * this.centroidScales[partition]!)
     const order = Array.from(closeness.keys()).sort((a, b) => closeness[b]! - closeness[a]!)
     const candidates = new TopHits(Math.max(2 * limit, 20), documents.ids)
-    const alive = documents.alive.values
-    // What a prefilter may allow: the slots of the values it names (dead ones too); when it names
-    // none, it is reckoned to allow as much of what is scanned as of the rest.
-    const lists = prefilter?.narrowest() ?? null
-    const mayAllow = lists === null ? null : Math.min(documents.live, lists.reduce((sum, list) => sum + list.length, 0))
-    const enoughScanned = (prefilter !== null && mayAllow === null ? ALLOWED_SHARE : SCANNED_SHARE) * documents.live
-    const enoughPassed = Math.max(limit, mayAllow === null ? 0 : ALLOWED_SHARE * mayAllow)
+    const enough = (prefilter === null ? SCANNED_SHARE : ALLOWED_SHARE) * documents.live
     let scanned = 0
-    let passed = 0
-    let listed = 0
     for (const partition of order) {
-      if (scanned >= enoughScanned && passed >= enoughPassed) break
+      if (scanned >= enough && candidates.size >= limit) break
       const start = this.starts[partition]!
       const length = this.lengths[partition]!
-      if (prefilter === null) {
-        // Every vector of the partition scored, the dead skipped among those that would be kept.
-        for (let from = start; from < start + length; from += BATCH) this.offerFrom(from, Math.min(BATCH, start + length - from), candidates)
-        scanned += length
-        passed += length
-        continue
-      }
-      for (let position = start; position < start + length; position++) {
-        const slot = this.slotAt[position]!
-        if (alive[slot] !== 1) continue
-        scanned++
-        if (!prefilter.allows(slot)) continue
-        passed++
-        this.positions[listed++] = position
-        if (listed === BATCH) listed = this.offer(listed, candidates)
-      }
+      for (let from = start; from < start + length; from += BATCH) this.offerFrom(from, Math.min(BATCH, start + length - from), prefilter, candidates)
+      scanned += length
     }
-    this.offer(listed, candidates)
     return exactHits(documents, unit, candidates.keptSlots(), limit)
   }
 
@@ -237,13 +215,13 @@ export class VectorPartitions {
     for (let from = 0; from < positions.length; from += BATCH) {
       const batch = positions.subarray(from, from + BATCH)
       this.positions.set(batch)
-      this.offer(batch.length, candidates)
+      this.offerListed(batch.length, candidates)
     }
     return exactHits(this.documents, unit, candidates.keptSlots(), limit)
   }
 
-  /** Scores the `listed` positions, offers them to `candidates`; none are listed then. */
-  private offer(listed: number, candidates: TopHits): 0 {
+  /** Scores the `listed` positions (written at `positionsAt`), offers them to `candidates`. */
+  private offerListed(listed: number, candidates: TopHits): void {
     this.dots(this.query, this.chunks, this.positionsAt, listed, this.scoresAt, this.vectorsAt, this.documents.dimensions)
     let floor = candidates.floor()
     for (let at = 0; at < listed; at++) {
@@ -253,11 +231,10 @@ export class VectorPartitions {
       candidates.offer(this.slotAt[position]!, score)
       floor = candidates.floor()
     }
-    return 0
   }
 
-  /** Scores the `count` positions from `first` on, offers the live ones to `candidates`. */
-  private offerFrom(first: number, count: number, candidates: TopHits): void {
+  /** Scores the `count` positions from `first` on, offers to `candidates` those live that the prefilter (if any) allows. */
+  private offerFrom(first: number, count: number, prefilter: Prefilter | null, candidates: TopHits): void {
     this.dotsFrom(this.query, this.chunks, first, count, this.scoresAt, this.vectorsAt, this.documents.dimensions)
     const alive = this.documents.alive.values
     let floor = candidates.floor()
@@ -265,7 +242,7 @@ export class VectorPartitions {
       const score = this.scores[at]! * this.scaleAt[first + at]!
       if (score < floor) continue
       const slot = this.slotAt[first + at]!
-      if (alive[slot] !== 1) continue
+      if (alive[slot] !== 1 || (prefilter !== null && !prefilter.allows(slot))) continue
       candidates.offer(slot, score)
       floor = candidates.floor()
     }
