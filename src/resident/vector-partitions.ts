@@ -36,7 +36,9 @@ const partitionsFor = (vectors: number) => Math.max(1, Math.min(1024, Math.round
  * Centroids are trained by k-means on a sample when the index is loaded, and kept when it is made
  * again (compaction); a vector written later joins its nearest partition, which moves to the end of
  * memory, twice its size, when full. Removed slots stay in their partition, skipped by liveness,
- * until compaction. Candidates are scored with the query in Int8 too, then the best rescored exactly.
+ * until compaction. Candidates are scored with the query in Int8 too, then the best rescored exactly;
+ * of candidates tied with the worst kept, the first scanned stays (many entities may share one
+ * vector: breaking their ties by id, as exact search does, cost a comparison of ids for each).
  * The memory layout: query, the positions a kernel call reads and the scores it writes, the
  * centroids, then the vectors.
  */
@@ -227,7 +229,7 @@ export class VectorPartitions {
     for (let at = 0; at < listed; at++) {
       const position = this.positions[at]!
       const score = this.scores[at]! * this.scaleAt[position]!
-      if (score < floor) continue
+      if (score <= floor) continue
       candidates.offer(this.slotAt[position]!, score)
       floor = candidates.floor()
     }
@@ -240,7 +242,7 @@ export class VectorPartitions {
     let floor = candidates.floor()
     for (let at = 0; at < count; at++) {
       const score = this.scores[at]! * this.scaleAt[first + at]!
-      if (score < floor) continue
+      if (score <= floor) continue
       const slot = this.slotAt[first + at]!
       if (alive[slot] !== 1 || (prefilter !== null && !prefilter.allows(slot))) continue
       candidates.offer(slot, score)
