@@ -62,6 +62,10 @@ async function exactTenth(vector, qualifiers) {
 }
 /** The share of the top ten hits whose exact cosine (of their Float32 vectors) reaches the exact tenth's. */
 async function recallOf(vector, hits, tenth) {
+  if (hits.length === 0) {
+    console.log(`\nno hits: ${JSON.stringify(Array.from(vector.slice(0, 4)))}...`)
+    return 0
+  }
   const ids = hits.slice(0, 10).map((hit) => `'${hit.id}'`)
   const rows = await table.query().where(`id IN (${ids.join(',')})`).select(['id', 'vector']).toArray()
   return rows.filter((row) => cosine(vector, row.vector.toArray()) >= tenth - 1e-6).length / 10
@@ -94,6 +98,7 @@ for (const [set, texts] of Object.entries(sets)) {
         const before = cpuMillis()
         const hits = await nearest(vector, qualifiers)
         if (warm) continue
+        if (hits.length === 0) console.log(`\n${way}: no hits under ${JSON.stringify(qualifiers)} (${set})`)
         cpu.push(cpuMillis() - before)
         recalls.push(await recallOf(vector, hits, await exactTenth(vector, qualifiers)))
       }
