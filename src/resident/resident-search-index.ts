@@ -13,7 +13,8 @@ export interface ResidentSearchIndexOptions {
   dimensions: number
   /**
    * The most rows a prefilter may keep for the nearest vectors to be found among them alone; a
-   * broader one (or none) has the partitions of vectors scanned (default 60,000).
+   * broader one (or none) has the partitions of vectors scanned, as many vectors as this at least
+   * (default 60,000: an index that small is searched exactly).
    */
   exactVectorsUpTo?: number
   /** Told when the index is loaded: its entities and the milliseconds it took, of which its vectors' partitions took `partitioning`. */
@@ -106,7 +107,7 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       if (!ready() || partitions === null || !keepsFieldsOf(qualifiers)) return behind.nearest(vector, qualifiers, limit)
       const prefilter = prefilterOf(documents, qualifiers)
       const allowed = prefilter && allowedSlots(documents, prefilter, exactVectorsUpTo)
-      return allowed ? partitions.nearestAmong(vector, allowed, limit) : partitions.nearest(vector, prefilter, limit)
+      return allowed ? partitions.nearestAmong(vector, allowed, limit) : partitions.nearest(vector, prefilter, limit, exactVectorsUpTo)
     },
     async clear() {
       // After the load, which would otherwise put back what the index behind held.

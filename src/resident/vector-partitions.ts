@@ -181,10 +181,11 @@ export class VectorPartitions {
    * The `limit` nearest live vectors that the prefilter (if any) allows: the partitions nearest the
    * query scanned until `SCANNED_SHARE` of the live vectors has been (`ALLOWED_SHARE` under a
    * prefilter) and `limit` allowed found, twice `limit` kept by their Int8 score, those rescored
-   * exactly. The prefilter is asked only of the vectors that would be kept: a broad one (a narrow
-   * one goes to `nearestAmong`) refuses fewer than the kernel scores in the time it takes to ask.
+   * exactly; and at least `atLeast` vectors (a small index is scanned whole: its share would be a
+   * partition or two). The prefilter is asked only of the vectors that would be kept: a broad one (a
+   * narrow one goes to `nearestAmong`) refuses fewer than the kernel scores in the time it takes to ask.
    */
-  nearest(vector: Float32Array, prefilter: Prefilter | null, limit: number): ScoredHit[] {
+  nearest(vector: Float32Array, prefilter: Prefilter | null, limit: number, atLeast: number): ScoredHit[] {
     const { documents } = this
     const unit = unitOf(vector, documents.dimensions)
     this.setQuery(unit)
@@ -193,7 +194,7 @@ export class VectorPartitions {
     const closeness = Float32Array.from(this.scores.subarray(0, count), (score, partition) => score * this.centroidScales[partition]!)
     const order = Array.from(closeness.keys()).sort((a, b) => closeness[b]! - closeness[a]!)
     const candidates = new TopHits(Math.max(2 * limit, 20), documents.ids)
-    const enough = (prefilter === null ? SCANNED_SHARE : ALLOWED_SHARE) * documents.live
+    const enough = Math.max(atLeast, (prefilter === null ? SCANNED_SHARE : ALLOWED_SHARE) * documents.live)
     let scanned = 0
     for (const partition of order) {
       if (scanned >= enough && candidates.size >= limit) break
