@@ -41,22 +41,30 @@ export const growableUint32 = () => new Growable((length) => new Uint32Array(len
 export const growableFloat32 = () => new Growable((length) => new Float32Array(length))
 
 /**
- * Appends `vector`'s `dimensions` components to `vectors` as Int8, scaled so that the largest is
- * 127, and returns what turns their dot product with a unit vector into the cosine (one over their
- * norm; 0 for a zero vector).
+ * Appends `vector`'s `dimensions` components to `vectors` as Int8 (`quantizeInto`), and returns
+ * what turns their dot product with a unit vector into the cosine.
  */
 export function pushQuantized(vectors: Growable<Int8Array>, vector: Float32Array, dimensions: number): number {
   vectors.reserve(dimensions)
-  let largest = 0
-  for (let at = 0; at < dimensions; at++) largest = Math.max(largest, Math.abs(vector[at]!))
   const start = vectors.length
   vectors.length += dimensions
+  return quantizeInto(vector, dimensions, vectors.values, start)
+}
+
+/**
+ * Writes `vector`'s `dimensions` components into `into` at `at` as Int8, scaled so that the largest
+ * is 127, and returns one over their norm (0 for a zero vector, written as zeros).
+ */
+export function quantizeInto(vector: ArrayLike<number>, dimensions: number, into: Int8Array, at: number): number {
+  let largest = 0
+  for (let component = 0; component < dimensions; component++) largest = Math.max(largest, Math.abs(vector[component]!))
+  into.fill(0, at, at + dimensions)
   if (largest === 0) return 0
   let norm = 0
-  for (let at = 0; at < dimensions; at++) {
-    const component = Math.round((vector[at]! / largest) * 127)
-    vectors.values[start + at] = component
-    norm += component * component
+  for (let component = 0; component < dimensions; component++) {
+    const value = Math.round((vector[component]! / largest) * 127)
+    into[at + component] = value
+    norm += value * value
   }
   return 1 / Math.sqrt(norm)
 }

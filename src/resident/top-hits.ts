@@ -30,6 +30,21 @@ export class TopHits {
     this.down(0)
   }
 
+  /** How many are kept. */
+  get size(): number {
+    return this.slots.length
+  }
+
+  /** The score a slot must reach to be kept (one equal to it is kept by its id), -Infinity until `limit` are. */
+  floor(): number {
+    return this.slots.length < this.limit ? -Infinity : this.scores[0]!
+  }
+
+  /** The slots kept, in no order. */
+  keptSlots(): readonly number[] {
+    return this.slots
+  }
+
   /** What was kept, in no order. */
   hits(): TextHit[] {
     return this.slots.map((slot, at) => ({ id: this.ids[slot]!, score: this.scores[at]!, matched: this.matched[at]! }))

@@ -8,11 +8,11 @@ import { TopHits } from './top-hits.js'
 const allowed = growableUint32()
 
 /**
- * The nearest vectors among the slots a prefilter keeps, exactly: a dot product of each slot's Int8
- * components with the query (unit length), times the slot's scale. Null when the prefilter names no
- * values to start from, or keeps more than `most` live slots (an index of partitions answers those).
+ * The live slots a prefilter keeps, for the nearest vectors to be found among them alone
+ * (`VectorPartitions.nearestAmong`). Null when the prefilter names no values to start from, or keeps
+ * more than `most` (the partitions are scanned for those: `VectorPartitions.nearest`).
  */
-export function nearestAmong(documents: Documents, query: Float32Array, prefilter: Prefilter, limit: number, most: number): ScoredHit[] | null {
+export function allowedSlots(documents: Documents, prefilter: Prefilter, most: number): Uint32Array | null {
   const lists = prefilter.narrowest()
   if (lists === null) return null
   const alive = documents.alive.values
@@ -25,13 +25,20 @@ export function nearestAmong(documents: Documents, query: Float32Array, prefilte
       allowed.push(slot)
     }
   }
+  return allowed.values.subarray(0, allowed.length)
+}
+
+/**
+ * The `limit` nearest of `slots`, best first (then by id): a dot product of each slot's Int8
+ * components with the query at unit length, times the slot's scale (the cosine).
+ */
+export function exactHits(documents: Documents, unit: Float32Array, slots: ArrayLike<number>, limit: number): ScoredHit[] {
   const { dimensions } = documents
-  const unit = unitOf(query, dimensions)
   const components = documents.vectors.values
   const scales = documents.vectorScales.values
   const top = new TopHits(limit, documents.ids)
-  for (let position = 0; position < allowed.length; position++) {
-    const slot = allowed.values[position]!
+  for (let position = 0; position < slots.length; position++) {
+    const slot = slots[position]!
     let sum = 0
     for (let at = 0, offset = slot * dimensions; at < dimensions; at++) sum += unit[at]! * components[offset + at]!
     top.offer(slot, sum * scales[slot]!)
@@ -39,7 +46,7 @@ export function nearestAmong(documents: Documents, query: Float32Array, prefilte
   return top.hits().map(({ id, score }) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
 }
 
-function unitOf(vector: Float32Array, dimensions: number): Float32Array {
+export function unitOf(vector: Float32Array, dimensions: number): Float32Array {
   let norm = 0
   for (let at = 0; at < dimensions; at++) norm += vector[at]! * vector[at]!
   const unit = new Float32Array(dimensions)
@@ -48,4 +55,3 @@ function unitOf(vector: Float32Array, dimensions: number): Float32Array {
   for (let at = 0; at < dimensions; at++) unit[at] = vector[at]! * scale
   return unit
 }
-

@@ -1,0 +1,334 @@
+import type { ScoredHit } from '../ports/search-index.js'
+import type { Documents } from './documents.js'
+import { type DotProducts, type DotProductsFrom, dotProductsOver } from './dot-products.js'
+import type { Prefilter } from './prefilter.js'
+import { quantizeInto } from './growable.js'
+import { TopHits } from './top-hits.js'
+import { exactHits, unitOf } from './vector-ranking.js'
+
+/**
+ * The share of the live vectors a query scans, the partitions nearest it first. The catalogue's
+ * vectors (averages of a title's words) have no tight clusters: a query's nearest ten lie in many
+ * partitions, and recall@10 against exact search reaches 0.95 only past a quarter of the vectors
+ * (bench/README.md, the resident index). At 1,000,000 vectors that is 30 million Int8
+ * multiply-adds, about 3 ms of the SIMD kernel.
+ */
+export const SCANNED_SHARE = 0.3
+/**
+ * The share scanned under a prefilter: more, since the nearest it allows may lie further than the
+ * nearest, in partitions of vectors it refuses (a type's entities not where the query is).
+ */
+export const ALLOWED_SHARE = 0.5
+/** Positions scored by one call of the kernel. */
+const BATCH = 16_384
+/** Rounds of k-means, and sample vectors a partition, when the centroids are trained. */
+const TRAINING_ROUNDS = 6
+const SAMPLE_A_PARTITION = 64
+const PAGE = 65_536
+
+/** Partitions of about 4 √n vectors each: √n / 4 of them (at most 1,024), so that assigning n vectors costs n √n / 4 dot products at load. */
+const partitionsFor = (vectors: number) => Math.max(1, Math.min(1024, Math.round(Math.sqrt(vectors) / 4)))
+
+/**
+ * The live vectors of documents in partitions (an inverted file): each vector is copied, as Int8,
+ * next to the others of the centroid nearest it, so that a query reads the partitions nearest it
+ * as contiguous memory (read by slot at random, the same scan costs ten times as much: cache misses).
+ * Centroids are trained by k-means on a sample when the index is loaded, and kept when it is made
+ * again (compaction); a vector written later joins its nearest partition, which moves to the end of
+ * memory, twice its size, when full. Removed slots stay in their partition, skipped by liveness,
+ * until compaction. Candidates are scored with the query in Int8 too, then the best rescored exactly;
+ * of candidates tied with the worst kept, the first scanned stays (many entities may share one
+ * vector: breaking their ties by id, as exact search does, cost a comparison of ids for each).
+ * The memory layout: query, the positions a kernel call reads and the scores it writes, the
+ * centroids, then the vectors.
+ */
+export class VectorPartitions {
+  private readonly memory: WebAssembly.Memory
+  private readonly dots: DotProducts
+  private readonly dotsFrom: DotProductsFrom
+  private bytes: Int8Array
+  private positions: Uint32Array
+  private scores: Int32Array
+  private readonly chunks: number
+  private readonly query: number
+  private readonly positionsAt: number
+  private readonly scoresAt: number
+  private readonly centroidsAt: number
+  private readonly vectorsAt: number
+  private readonly starts: Uint32Array
+  private readonly lengths: Uint32Array
+  private readonly capacities: Uint32Array
+  /** By position: the slot whose vector it holds, and that vector's scale (`Documents.vectorScales`). */
+  private slotAt = new Uint32Array(0)
+  private scaleAt = new Float32Array(0)
+  /** By slot: the position of its vector (that of a dead slot, until compaction, or none). */
+  private positionOf = new Uint32Array(0)
+  /** Positions taken, holes of moved partitions included. */
+  private end = 0
+
+  private constructor(
+    private readonly documents: Documents,
+    /** The centroids as Int8, one after the other, with the scale of each. */
+    readonly centroids: Int8Array,
+    readonly centroidScales: Float32Array,
+    /** How many live vectors the centroids were trained for. */
+    readonly trainedFor: number,
+  ) {
+    const { dimensions } = documents
+    const count = centroidScales.length
+    this.chunks = Math.ceil(dimensions / 16)
+    this.query = 0
+    this.positionsAt = this.chunks * 16
+    this.scoresAt = this.positionsAt + 4 * BATCH
+    this.centroidsAt = this.scoresAt + 4 * BATCH
+    // The kernel reads 16 bytes at a time: a vector's last ones may read 15 past it.
+    this.vectorsAt = this.centroidsAt + count * dimensions + 16
+    this.memory = new WebAssembly.Memory({ initial: Math.ceil((this.vectorsAt + 16) / PAGE) })
+    ;({ dots: this.dots, dotsFrom: this.dotsFrom } = dotProductsOver(this.memory))
+    ;[this.bytes, this.positions, this.scores] = this.views()
+    this.bytes.set(centroids, this.centroidsAt)
+    this.starts = new Uint32Array(count)
+    this.lengths = new Uint32Array(count)
+    this.capacities = new Uint32Array(count)
+  }
+
+  /** Partitions of documents' live vectors, around centroids trained on a sample of them. */
+  static trained(documents: Documents): VectorPartitions {
+    const live = liveSlotsOf(documents)
+    const { centroids, scales } = VectorPartitions.trainedCentroids(documents, live, partitionsFor(live.length))
+    return VectorPartitions.placed(documents, centroids, scales, live.length, live)
+  }
+
+  /** Partitions of documents' live vectors around the centroids of `trained` (documents made again). */
+  static around(documents: Documents, trained: VectorPartitions): VectorPartitions {
+    return VectorPartitions.placed(documents, trained.centroids, trained.centroidScales, trained.trainedFor, liveSlotsOf(documents))
+  }
+
+  private static placed(documents: Documents, centroids: Int8Array, scales: Float32Array, trainedFor: number, live: Uint32Array): VectorPartitions {
+    const partitions = new VectorPartitions(documents, centroids, scales, trainedFor)
+    const nearest = Uint32Array.from(live, (slot) => partitions.partitionOf(slot))
+    for (const partition of nearest) partitions.lengths[partition]!++
+    // Room for an eighth more in each, for the writes to come.
+    let start = 0
+    partitions.lengths.forEach((length, partition) => {
+      partitions.starts[partition] = start
+      partitions.capacities[partition] = length + (length >> 3) + 4
+      start += partitions.capacities[partition]!
+    })
+    partitions.reserve(start)
+    partitions.end = start
+    partitions.lengths.fill(0)
+    live.forEach((slot, at) => partitions.place(nearest[at]!, slot))
+    return partitions
+  }
+
+  /**
+   * `count` centroids by spherical k-means over a sample of the live slots (a fixed sequence: the same
+   * documents give the same partitions), seeded by distinct vectors (many entities share theirs: the
+   * persons of a role whose names no word vector knows), as Int8 with their scales.
+   */
+  private static trainedCentroids(documents: Documents, live: Uint32Array, count: number): { centroids: Int8Array; scales: Float32Array } {
+    const { dimensions } = documents
+    let state = 1
+    const random = () => (state = (state * 48271) % 2147483647) / 2147483647
+    const sample = live.length <= count * SAMPLE_A_PARTITION ? live : Uint32Array.from({ length: count * SAMPLE_A_PARTITION }, () => live[Math.floor(random() * live.length)]!)
+    const unitAt = (slot: number, into: Float32Array, at: number) => {
+      const scale = documents.vectorScales.values[slot]!
+      for (let component = 0; component < dimensions; component++) into[at + component]! += documents.vectors.values[slot * dimensions + component]! * scale
+    }
+    // Seeds: the sample's first distinct vectors (by a hash of their components).
+    const sums = new Float32Array(count * dimensions)
+    const seen = new Set<number>()
+    let seeded = 0
+    for (const slot of sample) {
+      if (seeded === count) break
+      let hash = 2166136261
+      for (let component = 0; component < dimensions; component++) hash = Math.imul(hash ^ (documents.vectors.values[slot * dimensions + component]! & 0xff), 16777619)
+      if (seen.has(hash)) continue
+      seen.add(hash)
+      unitAt(slot, sums, seeded++ * dimensions)
+    }
+    const centroids = new Int8Array(count * dimensions)
+    const scales = new Float32Array(count)
+    const quantize = () => {
+      for (let centroid = 0; centroid < seeded; centroid++) {
+        const from = centroid * dimensions
+        scales[centroid] = quantizeInto(sums.subarray(from, from + dimensions), dimensions, centroids, from)
+      }
+    }
+    quantize()
+    for (let round = 0; round < TRAINING_ROUNDS; round++) {
+      const partitions = new VectorPartitions(documents, centroids.subarray(0, seeded * dimensions), scales.subarray(0, seeded), live.length)
+      const nearest = Array.from(sample, (slot) => partitions.partitionOf(slot))
+      const counts = new Uint32Array(seeded)
+      for (const partition of nearest) counts[partition]!++
+      // An empty partition keeps its centroid.
+      counts.forEach((taken, partition) => taken > 0 && sums.fill(0, partition * dimensions, (partition + 1) * dimensions))
+      sample.forEach((slot, at) => unitAt(slot, sums, nearest[at]! * dimensions))
+      quantize()
+    }
+    return { centroids: centroids.slice(0, seeded * dimensions), scales: scales.slice(0, seeded) }
+  }
+
+  /** Adds a slot's vector (put in documents since) to its nearest partition. */
+  add(slot: number): void {
+    const partition = this.partitionOf(slot)
+    if (this.lengths[partition] === this.capacities[partition]) this.move(partition, Math.max(16, 2 * this.capacities[partition]!))
+    this.place(partition, slot)
+  }
+
+  /**
+   * The `limit` nearest live vectors that the prefilter (if any) allows: the partitions nearest the
+   * query scanned until `SCANNED_SHARE` of the live vectors has been (`ALLOWED_SHARE` under a
+   * prefilter) and `limit` allowed found, twice `limit` kept by their Int8 score, those rescored
+   * exactly; and at least `atLeast` vectors (a small index is scanned whole: its share would be a
+   * partition or two). The prefilter is asked only of the vectors that would be kept: a broad one (a
+   * narrow one goes to `nearestAmong`) refuses fewer than the kernel scores in the time it takes to ask.
+   */
+  nearest(vector: Float32Array, prefilter: Prefilter | null, limit: number, atLeast: number): ScoredHit[] {
+    const { documents } = this
+    const unit = unitOf(vector, documents.dimensions)
+    this.setQuery(unit)
+    const count = this.centroidScales.length
+    this.dotsFrom(this.query, this.chunks, 0, count, this.scoresAt, this.centroidsAt, documents.dimensions)
+    const closeness = Float32Array.from(this.scores.subarray(0, count), (score, partition) => score * this.centroidScales[partition]!)
+    const order = Array.from(closeness.keys()).sort((a, b) => closeness[b]! - closeness[a]!)
+    const candidates = new TopHits(Math.max(2 * limit, 20), documents.ids)
+    const enough = Math.max(atLeast, (prefilter === null ? SCANNED_SHARE : ALLOWED_SHARE) * documents.live)
+    let scanned = 0
+    for (const partition of order) {
+      if (scanned >= enough && candidates.size >= limit) break
+      const start = this.starts[partition]!
+      const length = this.lengths[partition]!
+      for (let from = start; from < start + length; from += BATCH) this.offerFrom(from, Math.min(BATCH, start + length - from), prefilter, candidates)
+      scanned += length
+    }
+    return exactHits(documents, unit, candidates.keptSlots(), limit)
+  }
+
+  /**
+   * The `limit` nearest of the live `slots` (those a selective prefilter keeps), as `nearest` scores
+   * them (their vectors read in the order they lie in memory), without partitions.
+   */
+  nearestAmong(vector: Float32Array, slots: Uint32Array, limit: number): ScoredHit[] {
+    const unit = unitOf(vector, this.documents.dimensions)
+    this.setQuery(unit)
+    const positions = Uint32Array.from(slots, (slot) => this.positionOf[slot]!).sort()
+    const candidates = new TopHits(Math.max(2 * limit, 20), this.documents.ids)
+    for (let from = 0; from < positions.length; from += BATCH) {
+      const batch = positions.subarray(from, from + BATCH)
+      this.positions.set(batch)
+      this.offerListed(batch.length, candidates)
+    }
+    return exactHits(this.documents, unit, candidates.keptSlots(), limit)
+  }
+
+  /** Scores the `listed` positions (written at `positionsAt`), offers them to `candidates`. */
+  private offerListed(listed: number, candidates: TopHits): void {
+    this.dots(this.query, this.chunks, this.positionsAt, listed, this.scoresAt, this.vectorsAt, this.documents.dimensions)
+    let floor = candidates.floor()
+    for (let at = 0; at < listed; at++) {
+      const position = this.positions[at]!
+      const score = this.scores[at]! * this.scaleAt[position]!
+      if (score <= floor) continue
+      candidates.offer(this.slotAt[position]!, score)
+      floor = candidates.floor()
+    }
+  }
+
+  /** Scores the `count` positions from `first` on, offers to `candidates` those live that the prefilter (if any) allows. */
+  private offerFrom(first: number, count: number, prefilter: Prefilter | null, candidates: TopHits): void {
+    this.dotsFrom(this.query, this.chunks, first, count, this.scoresAt, this.vectorsAt, this.documents.dimensions)
+    const alive = this.documents.alive.values
+    let floor = candidates.floor()
+    for (let at = 0; at < count; at++) {
+      const score = this.scores[at]! * this.scaleAt[first + at]!
+      if (score <= floor) continue
+      const slot = this.slotAt[first + at]!
+      if (alive[slot] !== 1 || (prefilter !== null && !prefilter.allows(slot))) continue
+      candidates.offer(slot, score)
+      floor = candidates.floor()
+    }
+  }
+
+  /** The partition whose centroid is nearest a slot's vector (training reads it too, a round's centroids partitioned). */
+  partitionOf(slot: number): number {
+    const { dimensions } = this.documents
+    this.bytes.fill(0, this.query, this.query + this.chunks * 16)
+    this.bytes.set(this.documents.vectors.values.subarray(slot * dimensions, (slot + 1) * dimensions), this.query)
+    const count = this.centroidScales.length
+    this.dotsFrom(this.query, this.chunks, 0, count, this.scoresAt, this.centroidsAt, dimensions)
+    return nearestOf(this.scores, this.centroidScales)
+  }
+
+  /** The query at unit length as Int8 (its scale is the same for every candidate: left out). */
+  private setQuery(unit: Float32Array): void {
+    quantizeInto(unit, unit.length, this.bytes, this.query)
+  }
+
+  private place(partition: number, slot: number): void {
+    const { dimensions } = this.documents
+    const position = this.starts[partition]! + this.lengths[partition]!++
+    if (slot >= this.positionOf.length) this.positionOf = grown(this.positionOf, new Uint32Array(Math.max(slot + 1, Math.ceil(this.positionOf.length * 1.25))))
+    this.positionOf[slot] = position
+    this.bytes.set(this.documents.vectors.values.subarray(slot * dimensions, (slot + 1) * dimensions), this.vectorsAt + position * dimensions)
+    this.slotAt[position] = slot
+    this.scaleAt[position] = this.documents.vectorScales.values[slot]!
+  }
+
+  /** Moves a full partition to the end, with room for `capacity` (what it held is let go at compaction). */
+  private move(partition: number, capacity: number): void {
+    const { dimensions } = this.documents
+    this.reserve(this.end + capacity)
+    const [from, length] = [this.starts[partition]!, this.lengths[partition]!]
+    this.bytes.copyWithin(this.vectorsAt + this.end * dimensions, this.vectorsAt + from * dimensions, this.vectorsAt + (from + length) * dimensions)
+    this.slotAt.copyWithin(this.end, from, from + length)
+    this.scaleAt.copyWithin(this.end, from, from + length)
+    for (let position = this.end; position < this.end + length; position++) this.positionOf[this.slotAt[position]!] = position
+    this.starts[partition] = this.end
+    this.capacities[partition] = capacity
+    this.end += capacity
+  }
+
+  /** Room for `positions` vectors: the memory grown (its views made again) and the columns by position. */
+  private reserve(positions: number): void {
+    const needed = this.vectorsAt + positions * this.documents.dimensions + 16
+    if (needed > this.memory.buffer.byteLength) {
+      this.memory.grow(Math.ceil((Math.max(needed, this.memory.buffer.byteLength * 1.25) - this.memory.buffer.byteLength) / PAGE))
+      ;[this.bytes, this.positions, this.scores] = this.views()
+    }
+    if (positions > this.slotAt.length) {
+      const length = Math.max(positions, Math.ceil(this.slotAt.length * 1.25))
+      this.slotAt = grown(this.slotAt, new Uint32Array(length))
+      this.scaleAt = grown(this.scaleAt, new Float32Array(length))
+    }
+  }
+
+  private views(): [Int8Array, Uint32Array, Int32Array] {
+    const { buffer } = this.memory
+    return [new Int8Array(buffer), new Uint32Array(buffer, this.positionsAt, BATCH), new Int32Array(buffer, this.scoresAt, BATCH)]
+  }
+}
+
+function grown<T extends Uint32Array | Float32Array>(from: T, to: T): T {
+  to.set(from)
+  return to
+}
+
+function liveSlotsOf(documents: Documents): Uint32Array {
+  const live = new Uint32Array(documents.live)
+  let at = 0
+  for (let slot = 0; slot < documents.ids.length; slot++) if (documents.alive.values[slot] === 1) live[at++] = slot
+  return live
+}
+
+/** The index of the greatest score times its scale. */
+function nearestOf(scores: Int32Array, scales: Float32Array): number {
+  let best = 0
+  let bestScore = -Infinity
+  for (let at = 0; at < scales.length; at++) {
+    const score = scores[at]! * scales[at]!
+    if (score > bestScore) [best, bestScore] = [at, score]
+  }
+  return best
+}
