@@ -142,11 +142,14 @@ function serverCpuMicros(postmaster) {
   }
 }
 
+/** `path`: a request's path, or a function giving each request's. */
 async function load(server, path, duration) {
   const postmaster = postgres?.postmaster
   const before = processCpuMicros(server.pid)
   const databaseBefore = postmaster === undefined ? 0 : serverCpuMicros(postmaster)
-  const result = await autocannon({ url: server.url + path, connections: 10, duration, headers: { Authorization: `Bearer ${KEY}` } })
+  const target =
+    typeof path === 'function' ? { url: server.url, requests: [{ setupRequest: (request) => ({ ...request, path: path() }) }] } : { url: server.url + path }
+  const result = await autocannon({ ...target, connections: 10, duration, headers: { Authorization: `Bearer ${KEY}` } })
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
   const cpu = (processCpuMicros(server.pid) - before) / result.requests.total
   const databaseCpu = postmaster === undefined ? 0 : (serverCpuMicros(postmaster) - databaseBefore) / result.requests.total
@@ -198,6 +201,8 @@ try {
     'list, type:person jurisdiction:US-WA': '/v1/entities?filter=type:person%20jurisdiction:US-WA&page[limit]=100',
     [`list, deep page (after ${Math.round(total * 0.9).toLocaleString('en')})`]: `/v1/entities?page[after]=${idOf(Math.round(total * 0.9))}&page[limit]=100`,
     'get by id': `/v1/entities/${idOf(123_456 % total)}`,
+    // Past the merged ones (1 to 3): each request another entity, as a crawler's or a mirror's.
+    'get by id, ids at random': () => `/v1/entities/${idOf(4 + Math.floor(Math.random() * (total - 4)))}`,
     'get merged (two hops)': `/v1/entities/${idOf(1)}`,
     'changes, type:committee jurisdiction:US-WA (0.2%)': '/v1/entities/changes?filter=type:committee%20jurisdiction:US-WA&page[limit]=100',
     'rendition download (HTML)': new URL(rendition).pathname,

@@ -14,7 +14,8 @@ import { createKyselyWarehouseBackend } from './kysely-warehouse-backend.js'
 import { migrateToLatest } from './migrations.js'
 import { feedHeadQuery, inSeekOrder, rowsAtMost, seekingCandidates, selectPage, selectPageWithHead, type OrderedBy } from './page-queries.js'
 import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type ParameterValue } from './query-shapes.js'
-import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, selectServedEntity, selectMergeEndAfterFirstHop, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
+import { batchedGets } from './batched-gets.js'
+import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, selectServedEntitiesAmong, selectServedEntity, selectMergeEndAfterFirstHop, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
 import { resolveDialect, type DialectName, type SqlDialect } from './sql-dialect.js'
 import type { ChangeNotifier } from '../ports/change-notifier.js'
@@ -171,7 +172,14 @@ function storeOver(
       return Promise.reject(error)
     }
   }
-  const getEntity = (id: string) => readEntity('entity', [id], selectEntityById)
+  const readOneEntity = (id: string) => readEntity('entity', [id], selectEntityById)
+  // SQLite reads at once; on PostgreSQL the gets of one turn of the event loop share a statement.
+  const getEntity =
+    dialect.name === 'sqlite'
+      ? readOneEntity
+      : batchedGets(readOneEntity, async (ids) =>
+          (await shapes.execute('entities-among', [ids], (bound) => selectServedEntitiesAmong(reads, bound[0] as string))).map(toStoredEntity),
+        )
   const readFeedHead = async () => encodeHead((await shapes.execute('feed-head', [], () => feedHeadQuery(reads)))[0]!.seq)
 
   const store: KyselyStore = {

@@ -8,8 +8,8 @@ const MAX_SHAPES = 256
 /** What every sentinel holds, whatever case folding or escaping made of it. */
 const SENTINEL_MARKER = /shape-value-/i
 
-/** A value bound to a query's parameter. */
-export type ParameterValue = string | number
+/** A value bound to a query's parameter (an array, to PostgreSQL's `any`). */
+export type ParameterValue = string | number | readonly string[]
 
 /**
  * Runs a read-only statement outside Kysely, where the connection allows: its rows (the SQLite

@@ -37,6 +37,11 @@ export function selectServedEntities(db: Kysely<RegistryDatabase>) {
   return db.selectFrom('entities').select(SERVED_COLUMNS)
 }
 
+/** The reads of several gets by id in one statement, `ids` bound as one array (PostgreSQL). */
+export function selectServedEntitiesAmong(db: Kysely<RegistryDatabase>, ids: string | readonly string[]) {
+  return selectServedEntities(db).where('id', '=', sql<string>`any(${ids}::text[])`)
+}
+
 /** A get by id's read. */
 export function selectServedEntity(db: Kysely<RegistryDatabase>, id: string) {
   return selectServedEntities(db).where('id', '=', id)

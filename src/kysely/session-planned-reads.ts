@@ -4,7 +4,7 @@ import { sql, type Compilable, type Kysely } from 'kysely'
 import { MAX_PAGE_LIMIT } from '../http/query.js'
 import { seekToSql } from './gffs-to-sql.js'
 import { selectPageWithHead } from './page-queries.js'
-import { selectMergeEndAfterFirstHop, selectServedEntity, SERVED_COLUMNS } from './rows.js'
+import { selectMergeEndAfterFirstHop, selectServedEntitiesAmong, selectServedEntity, SERVED_COLUMNS } from './rows.js'
 import type { RegistryDatabase } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
@@ -49,8 +49,8 @@ const PAGE_WITH_HEAD_ROW = ['id text', 'resource text', 'head bigint']
 
 /**
  * The hot reads of fixed statements (kysely-store.ts): a get by id, the read of a merged entity's
- * chain after its first hop, and the list's pages without a filter at the size the HTTP API serves
- * unless asked (the first, and those after a cursor). Filtered pages are not among them: their
+ * chain after its first hop, the list's pages without a filter at the size the HTTP API serves
+ * unless asked (the first, and those after a cursor), and the gets by id of one batch. Filtered pages are not among them: their
  * statements are as many as the filters and page sizes clients send.
  */
 export function sessionPlannedReads(db: Kysely<RegistryDatabase>, dialect: SqlDialect): SessionPlannedRead[] {
@@ -60,6 +60,8 @@ export function sessionPlannedReads(db: Kysely<RegistryDatabase>, dialect: SqlDi
     plannedRead(selectMergeEndAfterFirstHop(db, id).compile(), SERVED_ROW),
     plannedRead(selectPageWithHead(db, seekToSql([], null, dialect), MAX_PAGE_LIMIT).compile(), PAGE_WITH_HEAD_ROW),
     plannedRead(selectPageWithHead(db, seekToSql([], id, dialect), MAX_PAGE_LIMIT).compile(), PAGE_WITH_HEAD_ROW),
+    // Its array is bound as text (every parameter of a planned read is), cast in the statement.
+    plannedRead(selectServedEntitiesAmong(db, id).compile(), SERVED_ROW),
   ]
 }
 

@@ -51,7 +51,7 @@ describe.skipIf(skipReason !== null)(`PostgreSQL sessions, directly and through 
     expect(await preparedAfterReads(await bouncer.freshSchema())).toBe(0)
   })
 
-  it('through PgBouncer, a get, the read of a merged entity\'s chain and an unfiltered page of the default size are calls of the functions the migrations made, whose plans the server session keeps; directly, the statements themselves', async () => {
+  it('through PgBouncer, a get, gets in one batch, the read of a merged entity\'s chain and an unfiltered page of the default size are calls of the functions the migrations made, whose plans the server session keeps; directly, the statements themselves', async () => {
     const pooled = await bouncer.freshSchema()
     const schema = new URL(pooled.url).username
     const directUrl = new URL(POSTGRES_URL)
@@ -69,32 +69,38 @@ describe.skipIf(skipReason !== null)(`PostgreSQL sessions, directly and through 
       expect(served).toContain('Ada Lovelace')
 
       // Each function made to mark what it answers: a read that calls it says so.
-      const [get, chain, firstPage, pageAfter] = planned
-      const marking = (name: string, parameters: string, mark: string) =>
+      const [get, chain, firstPage, pageAfter, among] = planned
+      const marking = (name: string, parameters: string, mark: string, where = 'e.id = $1') =>
         sql.raw(`create or replace function ${schema}.${name}(${parameters}) returns table (id text, state text, merged_into text, snapshot text, resource text)
-          language sql stable as $$ select e.id, e.state, e.merged_into, e.snapshot, '${mark}:' || e.id from ${schema}.entities e where e.id = $1 $$`)
+          language sql stable as $$ select e.id, e.state, e.merged_into, e.snapshot, '${mark}:' || e.id from ${schema}.entities e where ${where} $$`)
       const markingPage = (name: string, parameters: string, after: string) =>
         sql.raw(`create or replace function ${schema}.${name}(${parameters}) returns table (id text, resource text, head bigint)
           language sql stable as $$ select null, null, 1::bigint union all (select e.id, 'page:' || e.id, null from ${schema}.entities e where e.state = 'canonical' ${after} order by e.id) $$`)
       await marking(get!.name, 'text', 'get').execute(store.db)
       await marking(chain!.name, 'text, text', 'chain').execute(store.db)
+      await marking(among!.name, 'text', 'among', 'e.id = any($1::text[])').execute(store.db)
       await markingPage(firstPage!.name, '', '').execute(store.db)
       await markingPage(pageAfter!.name, 'text', 'and e.id > $1').execute(store.db)
       const resources = async (registry: KyselyStore, after: string | null) =>
         (await registry.listEntities({ qualifiers: [], after, limit: 100 })).entities.map((entity) => entity.resource)
       expect((await store.getEntity('b1'))?.resource).toBe('get:b1')
+      // Gets asked together (in one turn of the event loop) are one batch's read.
+      const batch = await Promise.all(['a1', 'b1', 'b1', 'nobody'].map((id) => store.getEntity(id)))
+      expect(batch.map((entity) => entity?.resource ?? null)).toEqual(['among:a1', 'among:b1', 'among:b1', null])
       expect((await store.getMergeEnd!('a1'))?.resource).toBe('chain:b1')
       expect(await resources(store, null)).toEqual(['page:b1'])
       expect(await resources(store, 'a')).toEqual(['page:b1'])
       // Pages of another size are statements of their own.
       expect((await store.listEntities({ qualifiers: [], after: null, limit: 10 })).entities.map((entity) => entity.resource)).toEqual([served])
       expect((await direct.getEntity('b1'))?.resource).toBe(served)
+      expect((await Promise.all(['b1', 'nobody'].map((id) => direct.getEntity(id)))).map((entity) => entity?.resource ?? null)).toEqual([served, null])
       expect((await direct.getMergeEnd!('a1'))?.resource).toBe(served)
       expect(await resources(direct, null)).toEqual([served])
 
       // Without them (a replica that has not replayed their creation yet), the statements run themselves.
       for (const read of planned) await sql.raw(`drop function ${schema}.${read.name}`).execute(store.db)
       expect((await store.getEntity('b1'))?.resource).toBe(served)
+      expect((await Promise.all(['b1', 'nobody'].map((id) => store.getEntity(id)))).map((entity) => entity?.resource ?? null)).toEqual([served, null])
       expect((await store.getMergeEnd!('a1'))?.resource).toBe(served)
       expect(await resources(store, 'a')).toEqual([served])
     } finally {
