@@ -4,8 +4,8 @@ import type { Duplex } from 'node:stream'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { isNodeBacked, NODE_READABLE } from '../src/blobs/node-backed-stream.js'
-import type { Answer, ClientInfo, RequestView } from '../src/http/answer.js'
-import { EVENT_SINK, isEventStream, type EventStream } from '../src/http/change-events.js'
+import { isDeferredBody, type Answer, type ClientInfo, type DeferredBody, type RequestView } from '../src/http/answer.js'
+import { EVENT_SINK, isEventStream, type EventSink, type EventStream, type EventWriting } from '../src/http/change-events.js'
 import {
   errorBody,
   FORBIDDEN_METHODS,
@@ -274,21 +274,45 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
  * buffer is full, and cancelled when the client goes: `Readable.fromWeb` and a pipeline over it held
  * some 10 KB a response more, which ten thousand open event streams of the change feed would hold.
  */
-function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> | void {
-  if (isNodeBacked(body)) return pipeline(body[NODE_READABLE](), res).catch(() => undefined)
+function streamBody(body: ReadableStream<Uint8Array> | DeferredBody, res: ServerResponse): Promise<void> | void {
   if (isEventStream(body)) return writeEvents(body, res)
+  if (isDeferredBody(body)) return pump(body.readable().getReader(), res)
+  if (isNodeBacked(body)) return pipeline(body[NODE_READABLE](), res).catch(() => undefined)
   return pump(body.getReader(), res)
 }
 
 /** The change feed's events written to the response as they come, the stream's steps paused while the connection's buffer is full. */
 function writeEvents(body: EventStream, res: ServerResponse): void {
-  const writing = body[EVENT_SINK]({
-    write: (bytes) => void res.write(bytes),
-    full: () => res.writableNeedDrain,
-    end: () => void res.end(),
-  })
+  const writing = body[EVENT_SINK](new ResponseSink(res))
+  ;(res as ResponseWithEvents)[EVENT_WRITING] = writing
+  // Listeners of the module, not closures: a stream may last hours, and ten thousand may be open.
   // `on`, not `once`: a response closes once, and `once` keeps a wrapper and a bound function a stream.
-  res.on('drain', writing.resume).on('close', writing.cancel)
+  res.on('drain', resumeEvents).on('close', cancelEvents)
+}
+
+const EVENT_WRITING = Symbol('eventWriting')
+type ResponseWithEvents = ServerResponse & { [EVENT_WRITING]: EventWriting }
+
+function resumeEvents(this: ServerResponse): void {
+  ;(this as ResponseWithEvents)[EVENT_WRITING].resume()
+}
+
+function cancelEvents(this: ServerResponse): void {
+  ;(this as ResponseWithEvents)[EVENT_WRITING].cancel()
+}
+
+/** An event stream's sink: the response. */
+class ResponseSink implements EventSink {
+  constructor(private readonly res: ServerResponse) {}
+  write(bytes: Uint8Array): void {
+    this.res.write(bytes)
+  }
+  full(): boolean {
+    return this.res.writableNeedDrain
+  }
+  end(): void {
+    this.res.end()
+  }
 }
 
 async function pump(reader: ReadableStreamDefaultReader<Uint8Array>, res: ServerResponse): Promise<void> {

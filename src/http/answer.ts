@@ -30,7 +30,7 @@ export interface Answer {
    * A string is sent as UTF-8, and a `Content-Length` is added for it where the answer is sent;
    * bytes or a stream carry their own `Content-Length` header where their length is known.
    */
-  body: string | Uint8Array | ReadableStream<Uint8Array> | null
+  body: string | Uint8Array | ReadableStream<Uint8Array> | DeferredBody | null
   /**
    * Called once the body has gone: written out to the connection (or the connection closed) where
    * the adapter can tell, as the Node adapter can, with `reusable` true: nothing reads the body's
@@ -41,12 +41,29 @@ export interface Answer {
   sent?: (reusable: boolean) => void
 }
 
+/**
+ * A streamed body made into a Web stream only when one is asked for: an adapter with a way of its own
+ * to write it (the Node adapter writes the change feed's events to its response) never makes one. A
+ * Web stream holds 2.3 KB of heap, which each of ten thousand open event streams would hold unread.
+ */
+export interface DeferredBody {
+  /** The body as a Web stream: called once, by the adapter that reads it so. */
+  readable(): ReadableStream<Uint8Array>
+  /** The body will not be read (the answer to HEAD). */
+  cancel(): void
+}
+
+export function isDeferredBody(body: Answer['body']): body is DeferredBody {
+  return typeof (body as Partial<DeferredBody> | null)?.readable === 'function'
+}
+
 const encoder = new TextEncoder()
 
 /** The answer as a Web `Response`, with the length of a text body. */
 export function toResponse({ status, headers, body, sent }: Answer): Response {
   // The runtime sends it as it will: past here, no one can tell when its bytes have gone.
   sent?.(false)
+  if (isDeferredBody(body)) return new Response(body.readable(), { status, headers })
   if (typeof body !== 'string') return new Response(body as BodyInit | null, { status, headers })
   const bytes = encoder.encode(body)
   return new Response(bytes, { status, headers: { ...headers, 'Content-Length': String(bytes.byteLength) } })
@@ -58,6 +75,7 @@ export function withoutBody(answer: Answer): Answer {
   if (body === null) return answer
   answer.sent?.(true)
   if (body instanceof ReadableStream) void body.cancel()
+  else if (isDeferredBody(body)) body.cancel()
   const headers = typeof body === 'string' ? { ...answer.headers, 'Content-Length': String(encoder.encode(body).byteLength) } : answer.headers
   return { status: answer.status, headers, body: null }
 }

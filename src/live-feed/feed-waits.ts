@@ -17,8 +17,8 @@ export interface WaitRequest {
   /** `generation` before the waiter's own read: a wake since then is not missed. */
   since: number
   /**
-   * Given, the wait sets its `end` while it waits: called, it ends the wait with the cursor as it
-   * stands (the client went away). A field, not an AbortSignal: no listener added and removed a wait.
+   * Given, the wait sets its `stopWaiting` while it waits: called, it ends the wait with the cursor
+   * as it stands (the client went away). A field, not an AbortSignal: no listener added and removed a wait.
    */
   ender?: WaitEnder
   /** Ends the wait with the cursor as it stands after this long (a plain timer: no signal a waiter). */
@@ -27,9 +27,9 @@ export interface WaitRequest {
   wakeOnCursor?: boolean
 }
 
-/** What ends a wait from outside: `end` is set while one waits, and unset once it ended. */
+/** What ends a wait from outside: `stopWaiting` is set while one waits, and unset once it ended. */
 export interface WaitEnder {
-  end?: () => void
+  stopWaiting?: (() => void) | undefined
 }
 
 /** How a wait ended: a page with matching changes (or more to read), or the cursor as it stands. */
@@ -208,13 +208,13 @@ export function createFeedWaits(
           group: groupFor(shape, query),
           end(page, closed, readSince) {
             clearTimeout(timer)
-            if (ender !== undefined) ender.end = undefined
+            if (ender !== undefined) ender.stopWaiting = undefined
             const asItStands = { changes: [], cursor: waiter.group.query.after, hasMore: false }
             leave(waiter)
             resolve({ page: page ?? asItStands, closed, since: readSince })
           },
         }
-        if (ender !== undefined) ender.end = onAbort
+        if (ender !== undefined) ender.stopWaiting = onAbort
         waiter.group.waiters.add(waiter)
         waiters.add(waiter)
         counts[kind]++

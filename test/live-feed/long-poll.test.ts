@@ -134,6 +134,21 @@ describeEachStore(storeDialects.filter((dialect) => dialect.name === 'memory'), 
     expect(registry.waiting().streams).toBe(0)
   })
 
+  it('answers HEAD of an event stream with its headers and holds no stream; a stream ended before its first read ends when read', async () => {
+    await store().warehouse.upsert({ id: 'seed1', type: 'person', name: 'Seed' })
+    let valid = true
+    const registry = createRegistry({ store: store(), auth: { authenticate: () => (valid ? { id: 'k1' } : null) } })
+    const asked = (method: string) => new Request(`http://registry.test${PERSONS}`, { method, headers: { Accept: 'text/event-stream' } })
+    const head = await registry.fetch(asked('HEAD'))
+    expect([head.status, head.headers.get('content-type'), head.body]).toEqual([200, 'text/event-stream', null])
+    expect(registry.waiting().streams).toBe(0)
+    const unread = await registry.fetch(asked('GET'))
+    expect(registry.waiting().streams).toBe(1)
+    valid = false
+    await expect.poll(() => registry.waiting().streams, { timeout: 5000 }).toBe(0)
+    expect(await unread.text()).toBe('')
+  })
+
   it('reads the feed once a wake for all the waiters of one filter, not once a waiter', async () => {
     await store().warehouse.upsert({ id: 'seed1', type: 'person', name: 'Seed' })
     const reads = { changes: 0 }
