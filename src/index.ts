@@ -3,7 +3,7 @@
  * it for a neutral platform); Node-only parts are in `entity-registry/node`.
  */
 export { createRegistry, type Registry, type RegistryOptions } from './registry.js'
-export type { Answer, RequestView } from './http/answer.js'
+export type { Answer, DeferredBody, RequestView } from './http/answer.js'
 export { renderEntityResource } from './contract/resource-json.js'
 export type { ResourceTemplate } from './contract/resource-template.js'
 export { createApiKeyAuthenticator, type ApiKeyAuthenticator, type ApiKeyAuthenticatorOptions } from './auth/api-keys.js'
