@@ -38,7 +38,7 @@ await new Promise((resolve, reject) =>
 if (options.profile !== undefined) mkdirSync(options.profile, { recursive: true })
 const profiling = options.profile === undefined ? [] : ['--import', join(ROOT, 'bench/profile-hook.mjs')]
 const server = await startServer(process.execPath, [
-  ...['--max-old-space-size=512', ...profiling, cli, 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--auth-failure-limit', '0'],
+  ...[...profiling, cli, 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--auth-failure-limit', '0'],
   ...['--search', 'none', '--port', '0', '--admin-port', '0', '--log', 'warn', '--max-waiting', String(clients + 100)],
 ], { env: options.profile === undefined ? {} : { PROFILE: join(options.profile, `server-${mode}.cpuprofile`) } })
 // A failed run must not leave its server behind.

@@ -1,4 +1,5 @@
 import type { StoredEntity } from '../contract/entity.js'
+import { nextTurn } from './query-shapes.js'
 
 type Get = (id: string) => Promise<StoredEntity | null>
 
@@ -7,8 +8,6 @@ interface Waiting {
   reject(error: unknown): void
 }
 
-/** The next turn of the event loop, after the I/O callbacks of this one (Deno has no global `setImmediate`). */
-const nextTurn: (run: () => void) => void = globalThis.setImmediate ?? ((run) => setTimeout(run, 0))
 
 /**
  * Gets by id asked in one turn of the event loop (the requests whose bytes one poll of the sockets

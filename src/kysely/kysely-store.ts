@@ -70,6 +70,8 @@ export interface KyselyStore extends RegistryStore {
 export interface ImmediateReads {
   db: ImmediateRead | null
   readDb?: ImmediateRead | null
+  /** Every read goes to a server (PostgreSQL's `pg`), none ends in the turn it began: reads of one turn are shared (`QueryShapesOptions`). */
+  toServer?: boolean
 }
 
 /**
@@ -115,10 +117,10 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
   for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
   const local = createLocalNotifier()
   const warehouse = createWarehouse(createKyselyWarehouseBackend(db, dialect, () => local.notify()))
-  const primaryStore = storeOver(db, db, warehouse, dialect, options, readNow.db)
+  const primaryStore = storeOver(db, db, warehouse, dialect, options, readNow.db, readNow.toServer)
   const others = commits === null ? undefined : commits === undefined ? pollingNotifier(primaryStore.feedHead, HEAD_POLL_MS) : commits({ db, readHead: primaryStore.feedHead })
   const replica =
-    options.readDb === undefined ? undefined : storeOver(db, options.readDb as unknown as Kysely<RegistryDatabase>, warehouse, dialect, options, readNow.readDb ?? null)
+    options.readDb === undefined ? undefined : storeOver(db, options.readDb as unknown as Kysely<RegistryDatabase>, warehouse, dialect, options, readNow.readDb ?? null, readNow.toServer)
   // Reads from a replica see a commit only once it has replayed it: its head is read too.
   const notifiers = [local, ...(others ? [others] : []), ...(replica ? [pollingNotifier(replica.feedHead, HEAD_POLL_MS)] : [])]
   const changeNotifier = notifiers.length === 1 ? local : combineNotifiers(...notifiers)
@@ -156,9 +158,10 @@ function storeOver(
   dialect: SqlDialect,
   options: StoreTuning,
   readNow: ImmediateRead | null,
+  toServer = false,
 ): KyselyStore {
   const maxListWindow = options.listWindow ?? 10_000
-  const shapes = createQueryShapes(reads, readNow)
+  const shapes = createQueryShapes(reads, readNow, { shareReadsOfATurn: toServer })
   const selectEntityById = (bound: ParameterValue[]) => selectServedEntity(reads, bound[0] as string)
   const selectMergeEndOf = (bound: ParameterValue[]) => selectMergeEnd(reads, bound[0] as string)
   const selectMergeEndAfterHopOf = (bound: ParameterValue[]) => selectMergeEndAfterFirstHop(reads, bound[0] as string)
@@ -243,9 +246,11 @@ function storeOver(
         // The head's row comes first from a plan that appends in order, as plans without parallel
         // workers do; with them it may come anywhere. The page's rows stay in their order either way:
         // a LIMIT's subquery runs in one process, whose rows a Gather passes on in order.
-        const [head] = rows.splice(rows.findIndex((row) => row.id === null), 1)
-        const entities = asRenderedEntities(rows.slice(0, limit))
-        return { entities, hasMore: rows.length > limit, cursor: entities.at(-1)?.id ?? null, feedHead: encodeHead(head!.head) }
+        // Rows a read gives are shared with requests that asked the same at once (createQueryShapes): read, never changed.
+        const headAt = rows.findIndex((row) => row.id === null)
+        const pageRows = [...rows.slice(0, headAt), ...rows.slice(headAt + 1)]
+        const entities = asRenderedEntities(pageRows.slice(0, limit))
+        return { entities, hasMore: pageRows.length > limit, cursor: entities.at(-1)?.id ?? null, feedHead: encodeHead(rows[headAt]!.head) }
       }
       const [window] = await shapes.execute(`window${shape}:${plan.window}`, values, (bound) => {
         const { candidates, inOrder } = filterOf(bound, hasCursor)

@@ -116,7 +116,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     primary.db,
     'postgres',
     { ...options, ...(replica ? { readDb: replica.db } : {}) },
-    { db: primary.read, ...(replica ? { readDb: replica.read } : {}) },
+    { db: primary.read, ...(replica ? { readDb: replica.read } : {}), toServer: true },
     ({ db, readHead }) =>
       postgresNotifier({
         mode: options.feedNotifications ?? 'auto',

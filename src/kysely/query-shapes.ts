@@ -8,6 +8,18 @@ const MAX_SHAPES = 256
 /** What every sentinel holds, whatever case folding or escaping made of it. */
 const SENTINEL_MARKER = /shape-value-/i
 
+export interface QueryShapesOptions {
+  /**
+   * A read begun in this turn of the event loop is shared with the same read (shape and values)
+   * asked later in the same turn: ten clients asking one page at once make one statement, not ten
+   * (through a transaction pooler each statement is planned anew and costs the pooler a hop). Only
+   * where every read goes to a server, so that none ends in the turn it began: whatever asks in
+   * this turn (a request, or code that saw a commit end) was there before the turn began, so before
+   * the read went, and the read's snapshot is no older than its own would be.
+   */
+  shareReadsOfATurn?: boolean
+}
+
 /** A value bound to a query's parameter (an array, to PostgreSQL's `any`). */
 export type ParameterValue = string | number | readonly string[]
 
@@ -35,8 +47,10 @@ interface CompiledShape {
  * keeps its marker (sentinels hold capitals and control characters, which case folding and
  * escaping change). Every shape is a read: `readNow`, where given, may run it.
  */
-export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null = null) {
+export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null = null, { shareReadsOfATurn = false }: QueryShapesOptions = {}) {
   const shapes = new Map<string, CompiledShape | null>()
+  /** Reads begun in this turn of the event loop, by shape and values (with `shareReadsOfATurn`). */
+  const begunThisTurn = new Map<string, Promise<unknown[]>>()
 
   function compileShape(valueCount: number, build: (values: ParameterValue[]) => Compilable<unknown>): CompiledShape | null {
     // Mixed case, digits and control characters: case folding or any escaping changes a sentinel.
@@ -51,8 +65,22 @@ export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null
     return found ? { compiled, slots } : null
   }
 
-  /** The rows of a shape's query: at once where `readNow` has them so, else a promise of them. */
+  /** The rows of a shape's query: at once where `readNow` has them so, else a promise of them, which callers share: read them, never change them. */
   function read<Row>(key: string, values: ParameterValue[], build: (values: ParameterValue[]) => Compilable<Row>): Row[] | Promise<Row[]> {
+    if (!shareReadsOfATurn) return readOnce(key, values, build)
+    if (begunThisTurn.size > 0) {
+      const begun = begunThisTurn.get(readKey(key, values))
+      if (begun !== undefined) return begun as Promise<Row[]>
+    }
+    const rows = readOnce(key, values, build)
+    if (!Array.isArray(rows)) {
+      if (begunThisTurn.size === 0) nextTurn(() => begunThisTurn.clear())
+      begunThisTurn.set(readKey(key, values), rows)
+    }
+    return rows
+  }
+
+  function readOnce<Row>(key: string, values: ParameterValue[], build: (values: ParameterValue[]) => Compilable<Row>): Row[] | Promise<Row[]> {
     let shape = shapes.get(key)
     if (shape === undefined) {
       shape = compileShape(values.length, build)
@@ -73,6 +101,10 @@ export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null
 }
 
 const rowsOf = <Row>(result: { rows: Row[] }) => result.rows
+const readKey = (key: string, values: readonly ParameterValue[]) => `${key}\u0000${JSON.stringify(values)}`
+
+/** The next turn of the event loop, after the I/O callbacks of this one (Deno has no global `setImmediate`). */
+export const nextTurn: (run: () => void) => void = globalThis.setImmediate ?? ((run) => setTimeout(run, 0))
 
 export type QueryShapes = ReturnType<typeof createQueryShapes>
 

@@ -1,5 +1,5 @@
 /** Query shapes compiled once run with each call's own values, and a shape that can't be is built per call. */
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseGffs } from '../../src/gffs/index.js'
@@ -34,6 +34,27 @@ describeEachStore(sqlDialects, 'query shapes', (dialect) => {
     expect(names(await shapes.execute('by-name', ['Bob', ''], byName))).toEqual(['b'])
     expect(names(await shapes.execute('by-name', ['Bob', 'b'], byName))).toEqual([])
     expect(builds).toBe(1)
+  })
+
+  it('shares a read that went to the database with the same shape and values asked in the same turn of the event loop; a later turn reads anew', async () => {
+    let sent = 0
+    // Every read goes to a server, and ends in a later turn, as on PostgreSQL.
+    const toServer = (text: string, parameters: readonly unknown[]) => {
+      sent++
+      return new Promise((resolve) => setTimeout(resolve, 1)).then(async () => (await store.db.executeQuery<{ id: string }>(CompiledQuery.raw(text, [...parameters]))).rows)
+    }
+    const shapes = createQueryShapes(store.db, toServer, { shareReadsOfATurn: true })
+    const byName = (values: ParameterValue[]) => store.db.selectFrom('entities').select('id').where('name', '=', values[0] as string).orderBy('id')
+    const together = await Promise.all([shapes.execute('by-name', ['Ada'], byName), shapes.execute('by-name', ['Ada'], byName), shapes.execute('by-name', ['Bob'], byName)])
+    expect(together.map(names)).toEqual([['a'], ['a'], ['b']])
+    expect(sent).toBe(2)
+    await store.warehouse.upsert({ id: 'a2', type: 'person', name: 'Ada' })
+    expect(names(await shapes.execute('by-name', ['Ada'], byName))).toEqual(['a', 'a2'])
+    expect(sent).toBe(3)
+    // Unasked (reads that may end in their own turn, as SQLite's), each read is its own.
+    const unshared = createQueryShapes(store.db, toServer)
+    await Promise.all([unshared.execute('by-name', ['Ada'], byName), unshared.execute('by-name', ['Ada'], byName)])
+    expect(sent).toBe(5)
   })
 
   it('builds per call a shape whose values do not reach the SQL unchanged: folded, inlined, or bound and folded too', async () => {
