@@ -1,4 +1,4 @@
-import type { FeedWaits, WaitEnder } from '../live-feed/feed-waits.js'
+import type { FeedWaits, WaitEnder, WaitListener, WaitResult } from '../live-feed/feed-waits.js'
 import type { OpenStream } from '../live-feed/open-streams.js'
 import type { ChangePage, EntityStore } from '../ports/entity-store.js'
 import { fillResourceTemplate } from '../contract/resource-json.js'
@@ -100,11 +100,13 @@ export function changeEventStream(context: RequestContext, changes: ChangesReque
 }
 
 /**
- * One event stream: its state in one object's fields, its steps methods. A stream lasts hours and
- * ten thousand may be open: it keeps no closure, and nothing of the request but what it reads (a
- * closure a step, and a context for each, held a stream 2 KB more; bench/README.md).
+ * One event stream: its state in one object's fields, its steps methods, and no promise or closure
+ * held while it waits at the head. A stream lasts hours and ten thousand may be open (a closure a
+ * step, a context each, a Web stream never read and three suspended async frames held a stream
+ * 3 KB more; bench/README.md). A step is a read of the feed or a wait at the head; `afterStep` is
+ * told when it is done.
  */
-class ChangeEvents implements EventStream, EventWriting, OpenStream, WaitEnder {
+class ChangeEvents implements EventStream, EventWriting, OpenStream, WaitEnder, WaitListener {
   private readonly store: EntityStore
   private readonly waits: FeedWaits
   private readonly base: string
@@ -116,9 +118,9 @@ class ChangeEvents implements EventStream, EventWriting, OpenStream, WaitEnder {
   private caughtUp = false
   /** The wakes seen as of the last read of the feed for this stream (its own, or a shared one). */
   private since: number
-  /** A step under way (written to an adapter's sink: one at a time). */
-  private running = false
-  stopWaiting: (() => void) | undefined
+  /** A step under way: what to do once it is done (step again while the client has room, or end a Web stream's pull). */
+  private afterStep: (() => void) | undefined
+  waiting: { stop(): void } | undefined
 
   constructor(
     context: RequestContext,
@@ -153,19 +155,19 @@ class ChangeEvents implements EventStream, EventWriting, OpenStream, WaitEnder {
   cancel(): void {
     if (!this.open) return
     this.open = false
-    this.stopWaiting?.()
+    this.waiting?.stop()
     this.remove()
   }
 
   readable(): ReadableStream<Uint8Array> {
     return new ReadableStream<Uint8Array>(
       {
-        // Read when the client reads, not before.
-        pull: async (controller) => {
+        // Read when the client reads, not before: a step a pull.
+        pull: (controller) => {
           if (this.sink === undefined) {
             this.begin({ write: (bytes) => controller.enqueue(bytes), full: () => (controller.desiredSize ?? 0) < 0, end: () => controller.close() })
           }
-          await this.step()
+          return new Promise<void>((resolve) => this.step(resolve))
         },
         cancel: () => this.cancel(),
       },
@@ -179,16 +181,13 @@ class ChangeEvents implements EventStream, EventWriting, OpenStream, WaitEnder {
     return this
   }
 
-  /** Steps while the client's buffer has room: called again once it took what was buffered. */
+  /** Steps while the client's buffer has room (an adapter's sink): called again once it took what was buffered. */
   resume(): void {
-    if (this.running) return
-    this.running = true
-    void this.run()
+    if (this.afterStep === undefined) this.stepWhileRoom()
   }
 
-  private async run(): Promise<void> {
-    while (this.open && !this.sink!.full()) await this.step()
-    this.running = false
+  private stepWhileRoom(): void {
+    if (this.open && !this.sink!.full()) this.step(STEP_AGAIN)
   }
 
   private begin(sink: EventSink): void {
@@ -206,29 +205,61 @@ class ChangeEvents implements EventStream, EventWriting, OpenStream, WaitEnder {
   private sendPage(page: ChangePage): void {
     this.send(eventsOf(page, this.cursor, this.changes, this.base))
     if (page.cursor !== null) this.cursor = page.cursor
+    this.caughtUp = !page.hasMore
   }
 
-  /** One step: a page read, or a wait at the head. */
-  private async step(): Promise<void> {
-    try {
-      const { changes, waits } = this
-      if (!this.open) return
-      if (!this.caughtUp) {
-        this.since = waits.generation
-        const page = await this.store.listChanges({ ...changes.query, after: this.cursor })
+  /** One step: a page read, or a wait at the head; then `then` (STEP_AGAIN: the next while the client has room). */
+  private step(then: () => void): void {
+    this.afterStep = then
+    if (!this.open) return this.stepDone()
+    if (this.caughtUp) return this.waitAtHead()
+    this.since = this.waits.generation
+    this.store.listChanges({ ...this.changes.query, after: this.cursor }).then(
+      (page) => {
+        try {
+          this.sendPage(page)
+        } catch {
+          this.end()
+        }
+        // A page of changes is a step; an empty one at the head waits.
+        if (!this.caughtUp || page.changes.length > 0) this.stepDone()
+        else this.waitAtHead()
+      },
+      // The store away: the client reconnects with its Last-Event-ID.
+      () => {
+        this.end()
+        this.stepDone()
+      },
+    )
+  }
+
+  private waitAtHead(): void {
+    if (!this.open) return this.stepDone()
+    const { changes } = this
+    this.waits.waitFor({ shape: changes.shape, query: { ...changes.query, after: this.cursor }, kind: 'stream', since: this.since, ender: this, wakeOnCursor: true }, this)
+  }
+
+  /** The wait at the head ended: a page (or the cursor as it stands), or the registry closing. */
+  woken({ page, closed, since }: WaitResult): void {
+    if (closed) this.end()
+    else {
+      this.since = since
+      try {
         this.sendPage(page)
-        this.caughtUp = !page.hasMore
-        if (!this.caughtUp || page.changes.length > 0) return
+      } catch {
+        this.end()
       }
-      if (!this.open) return
-      const waited = await waits.wait({ shape: changes.shape, query: { ...changes.query, after: this.cursor }, kind: 'stream', since: this.since, ender: this, wakeOnCursor: true })
-      if (waited.closed) return this.end()
-      this.since = waited.since
-      this.sendPage(waited.page)
-      this.caughtUp = !waited.page.hasMore
-    } catch {
-      // The store away, or the client gone: the client reconnects with its Last-Event-ID.
-      this.end()
     }
+    this.stepDone()
+  }
+
+  private stepDone(): void {
+    const then = this.afterStep!
+    this.afterStep = undefined
+    if (then === STEP_AGAIN) this.stepWhileRoom()
+    else then()
   }
 }
+
+/** The `afterStep` of an adapter's sink: step again while the client has room. */
+const STEP_AGAIN = () => {}

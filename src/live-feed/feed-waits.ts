@@ -17,8 +17,8 @@ export interface WaitRequest {
   /** `generation` before the waiter's own read: a wake since then is not missed. */
   since: number
   /**
-   * Given, the wait sets its `stopWaiting` while it waits: called, it ends the wait with the cursor
-   * as it stands (the client went away). A field, not an AbortSignal: no listener added and removed a wait.
+   * Given, the wait sets its `waiting` while it waits: `stop()` ends the wait with the cursor as it
+   * stands (the client went away). A field, not an AbortSignal: no listener added and removed a wait.
    */
   ender?: WaitEnder
   /** Ends the wait with the cursor as it stands after this long (a plain timer: no signal a waiter). */
@@ -27,9 +27,14 @@ export interface WaitRequest {
   wakeOnCursor?: boolean
 }
 
-/** What ends a wait from outside: `stopWaiting` is set while one waits, and unset once it ended. */
+/** What ends a wait from outside: `waiting` is set while one waits, and unset once it ended. */
 export interface WaitEnder {
-  stopWaiting?: (() => void) | undefined
+  waiting?: { stop(): void } | undefined
+}
+
+/** Told how a wait ended (`FeedWaits.waitFor`). */
+export interface WaitListener {
+  woken(result: WaitResult): void
 }
 
 /** How a wait ended: a page with matching changes (or more to read), or the cursor as it stands. */
@@ -52,6 +57,11 @@ export interface FeedWaits {
   hasRoom(): boolean
   wait(request: WaitRequest): Promise<WaitResult>
   /**
+   * `wait`, its end told to `listener`: no promise or closure is held while it waits (an event
+   * stream waits so, at the head, for hours). Told at once when the waits are closed.
+   */
+  waitFor(request: WaitRequest, listener: WaitListener): void
+  /**
    * A read of the feed, shared with an identical one in flight: long-polls answered by one wake ask
    * again at once, all alike. `since`: `generation` as the read began, for the wait after it.
    * `toWait`: the read of a request that waits when the page is empty; at or past the head the last
@@ -71,12 +81,35 @@ interface Group {
   waiters: Set<Waiter>
 }
 
-interface Waiter {
-  kind: WaitKind
-  wakeOnCursor: boolean
-  group: Group
-  end(page: ChangePage | null, closed: boolean, since: number): void
+/** One waiting request: a class, so that ten thousand hold their fields and share their methods. */
+class Waiter {
+  timer: ReturnType<typeof setTimeout> | undefined
+  constructor(
+    readonly kind: WaitKind,
+    readonly wakeOnCursor: boolean,
+    public group: Group,
+    /** `generation` before the waiter's own read, told when it ends with the cursor as it stands. */
+    private readonly since: number,
+    private readonly ender: WaitEnder | undefined,
+    private readonly listener: WaitListener,
+    private readonly leave: (waiter: Waiter) => void,
+  ) {}
+
+  end(page: ChangePage | null, closed: boolean, readSince: number): void {
+    clearTimeout(this.timer)
+    if (this.ender !== undefined) this.ender.waiting = undefined
+    const asItStands = { changes: [], cursor: this.group.query.after, hasMore: false }
+    this.leave(this)
+    this.listener.woken({ page: page ?? asItStands, closed, since: readSince })
+  }
+
+  /** Ends the wait with the cursor as it stands: its time is up, or its client went. */
+  stop(): void {
+    this.end(null, false, this.since)
+  }
 }
+
+const stopWaiter = (waiter: Waiter) => waiter.stop()
 
 const keyOf = (shape: string, after: string | null) => `${after ?? ''}\n${shape}`
 const positionOf = (cursor: string | null) => (cursor === null ? 0 : (decodeChangeId(cursor) ?? 0))
@@ -188,6 +221,21 @@ export function createFeedWaits(
     }
   }
 
+  function waitFor({ shape, query, kind, since, ender, timeoutMs, wakeOnCursor = false }: WaitRequest, listener: WaitListener): void {
+    if (closed) return listener.woken({ page: { changes: [], cursor: query.after, hasMore: false }, closed, since })
+    const waiter = new Waiter(kind, wakeOnCursor, groupFor(shape, query), since, ender, listener, leave)
+    // Its time as a plain timer with the waiter as its argument: no closure a waiter.
+    if (timeoutMs !== undefined) waiter.timer = setTimeout(stopWaiter, timeoutMs, waiter)
+    if (ender !== undefined) ender.waiting = waiter
+    waiter.group.waiters.add(waiter)
+    waiters.add(waiter)
+    counts[kind]++
+    const subscribing = unsubscribe === undefined
+    if (subscribing) unsubscribe = notifier.subscribe(wake)
+    // A commit between the waiter's own read and now woke nobody (or nobody watched): read now.
+    if (subscribing || generation !== since) wake()
+  }
+
   return {
     get generation() {
       return generation
@@ -197,33 +245,10 @@ export function createFeedWaits(
     },
     counts: () => ({ ...counts }),
     hasRoom: () => counts['long-poll'] + alsoWaiting() < maxWaiting,
-    wait({ shape, query, kind, since, ender, timeoutMs, wakeOnCursor = false }: WaitRequest): Promise<WaitResult> {
-      if (closed) return Promise.resolve({ page: { changes: [], cursor: query.after, hasMore: false }, closed, since })
-      return new Promise<WaitResult>((resolve) => {
-        const onAbort = () => waiter.end(null, false, since)
-        const timer = timeoutMs === undefined ? undefined : setTimeout(onAbort, timeoutMs)
-        const waiter: Waiter = {
-          kind,
-          wakeOnCursor,
-          group: groupFor(shape, query),
-          end(page, closed, readSince) {
-            clearTimeout(timer)
-            if (ender !== undefined) ender.stopWaiting = undefined
-            const asItStands = { changes: [], cursor: waiter.group.query.after, hasMore: false }
-            leave(waiter)
-            resolve({ page: page ?? asItStands, closed, since: readSince })
-          },
-        }
-        if (ender !== undefined) ender.stopWaiting = onAbort
-        waiter.group.waiters.add(waiter)
-        waiters.add(waiter)
-        counts[kind]++
-        const subscribing = unsubscribe === undefined
-        if (subscribing) unsubscribe = notifier.subscribe(wake)
-        // A commit between the waiter's own read and now woke nobody (or nobody watched): read now.
-        if (subscribing || generation !== since) wake()
-      })
+    wait(request) {
+      return new Promise<WaitResult>((resolve) => waitFor(request, { woken: resolve }))
     },
+    waitFor,
     read(shape, query, toWait = false) {
       if (toWait && headGeneration === generation && positionOf(query.after) >= positionOf(lastHead)) {
         return Promise.resolve({ page: { changes: [], cursor: query.after, hasMore: false }, since: generation })

@@ -82,9 +82,13 @@ describe.skipIf(postgres.skipReason !== null)(`serve --pool-size ${POOL_SIZE}${p
     // Bounded: 2 s of waiting for a connection (3 s of reading for the two holding one), not forever.
     expect(Date.now() - started).toBeLessThan(30_000)
     expect(answers.every((answer) => answer.status === 503 && answer.retryAfter === '1')).toBe(true)
+    // Gets asked together share a statement (batched-gets.ts): those of the statements that held the
+    // two connections fail by the read timeout, every other by the wait for a connection.
     const busy = answers.filter((answer) => answer.detail === `store_unavailable: all ${POOL_SIZE} connections of the pool to the database stayed busy`)
-    expect(busy.length).toBeGreaterThanOrEqual(CONCURRENT - POOL_SIZE * 2)
-    expect(await metric('store_pool_wait_timeouts_total')).toBeGreaterThanOrEqual(busy.length)
+    const unanswered = answers.filter((answer) => answer.detail === 'store_unavailable: the database did not answer within 3000 ms')
+    expect(busy.length + unanswered.length).toBe(CONCURRENT)
+    expect(busy.length).toBeGreaterThan(0)
+    expect(await metric('store_pool_wait_timeouts_total')).toBeGreaterThan(0)
     expect((await get('/v1/entities/s1113')).status).toBe(200)
   })
 })
