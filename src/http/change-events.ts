@@ -202,8 +202,13 @@ class ChangeEvents implements EventStream, EventWriting, OpenStream, WaitEnder, 
     if (this.open) this.sink!.write(bytes)
   }
 
+  /** A page's events; a page that cannot be written as events ends the stream (its client reconnects). */
   private sendPage(page: ChangePage): void {
-    this.send(eventsOf(page, this.cursor, this.changes, this.base))
+    try {
+      this.send(eventsOf(page, this.cursor, this.changes, this.base))
+    } catch {
+      return this.end()
+    }
     if (page.cursor !== null) this.cursor = page.cursor
     this.caughtUp = !page.hasMore
   }
@@ -216,11 +221,7 @@ class ChangeEvents implements EventStream, EventWriting, OpenStream, WaitEnder, 
     this.since = this.waits.generation
     this.store.listChanges({ ...this.changes.query, after: this.cursor }).then(
       (page) => {
-        try {
-          this.sendPage(page)
-        } catch {
-          this.end()
-        }
+        this.sendPage(page)
         // A page of changes is a step; an empty one at the head waits.
         if (!this.caughtUp || page.changes.length > 0) this.stepDone()
         else this.waitAtHead()
@@ -244,11 +245,7 @@ class ChangeEvents implements EventStream, EventWriting, OpenStream, WaitEnder, 
     if (closed) this.end()
     else {
       this.since = since
-      try {
-        this.sendPage(page)
-      } catch {
-        this.end()
-      }
+      this.sendPage(page)
     }
     this.stepDone()
   }

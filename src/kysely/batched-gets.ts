@@ -8,7 +8,6 @@ interface Waiting {
   reject(error: unknown): void
 }
 
-
 /**
  * Gets by id asked in one turn of the event loop (the requests whose bytes one poll of the sockets
  * brought), read in one statement: every statement costs PostgreSQL its parse, plan and round trip,

@@ -68,14 +68,13 @@ export function createQueryShapes(db: Kysely<any>, readNow: ImmediateRead | null
   /** The rows of a shape's query: at once where `readNow` has them so, else a promise of them, which callers share: read them, never change them. */
   function read<Row>(key: string, values: ParameterValue[], build: (values: ParameterValue[]) => Compilable<Row>): Row[] | Promise<Row[]> {
     if (!shareReadsOfATurn) return readOnce(key, values, build)
-    if (begunThisTurn.size > 0) {
-      const begun = begunThisTurn.get(readKey(key, values))
-      if (begun !== undefined) return begun as Promise<Row[]>
-    }
+    const asked = readKey(key, values)
+    const begun = begunThisTurn.get(asked)
+    if (begun !== undefined) return begun as Promise<Row[]>
     const rows = readOnce(key, values, build)
     if (!Array.isArray(rows)) {
       if (begunThisTurn.size === 0) nextTurn(() => begunThisTurn.clear())
-      begunThisTurn.set(readKey(key, values), rows)
+      begunThisTurn.set(asked, rows)
     }
     return rows
   }

@@ -98,9 +98,10 @@ class Waiter {
   end(page: ChangePage | null, closed: boolean, readSince: number): void {
     clearTimeout(this.timer)
     if (this.ender !== undefined) this.ender.waiting = undefined
-    const asItStands = { changes: [], cursor: this.group.query.after, hasMore: false }
+    // Without a page: the cursor as it stands.
+    const told = page ?? { changes: [], cursor: this.group.query.after, hasMore: false }
     this.leave(this)
-    this.listener.woken({ page: page ?? asItStands, closed, since: readSince })
+    this.listener.woken({ page: told, closed, since: readSince })
   }
 
   /** Ends the wait with the cursor as it stands: its time is up, or its client went. */
