@@ -71,7 +71,8 @@ describe.skipIf(postgres.skipReason !== null)(`serve --pool-size ${POOL_SIZE}${p
     try {
       answers = await Promise.all(
         Array.from({ length: CONCURRENT }, async (_, n) => {
-          const response = await get(`/v1/entities/${n % 2 === 0 ? 's1113' : 'hr3590111'}`)
+          // Pages of as many sizes as requests: no two share a statement (gets asked together would: batched-gets.ts).
+          const response = await get(`/v1/entities?page[limit]=${n + 1}`)
           const body = (await response.json()) as { errors?: { code: string; detail: string }[] }
           return { status: response.status, retryAfter: response.headers.get('retry-after'), detail: `${body.errors?.[0]?.code}: ${body.errors?.[0]?.detail}` }
         }),
@@ -82,13 +83,9 @@ describe.skipIf(postgres.skipReason !== null)(`serve --pool-size ${POOL_SIZE}${p
     // Bounded: 2 s of waiting for a connection (3 s of reading for the two holding one), not forever.
     expect(Date.now() - started).toBeLessThan(30_000)
     expect(answers.every((answer) => answer.status === 503 && answer.retryAfter === '1')).toBe(true)
-    // Gets asked together share a statement (batched-gets.ts): those of the statements that held the
-    // two connections fail by the read timeout, every other by the wait for a connection.
     const busy = answers.filter((answer) => answer.detail === `store_unavailable: all ${POOL_SIZE} connections of the pool to the database stayed busy`)
-    const unanswered = answers.filter((answer) => answer.detail === 'store_unavailable: the database did not answer within 3000 ms')
-    expect(busy.length + unanswered.length).toBe(CONCURRENT)
-    expect(busy.length).toBeGreaterThan(0)
-    expect(await metric('store_pool_wait_timeouts_total')).toBeGreaterThan(0)
+    expect(busy.length).toBeGreaterThanOrEqual(CONCURRENT - POOL_SIZE * 2)
+    expect(await metric('store_pool_wait_timeouts_total')).toBeGreaterThanOrEqual(busy.length)
     expect((await get('/v1/entities/s1113')).status).toBe(200)
   })
 })
