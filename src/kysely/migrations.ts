@@ -2,25 +2,11 @@ import { sql, type DatabaseIntrospector, type Kysely, type TableMetadata } from 
 import { Migrator, type Migration } from 'kysely/migration'
 import { CONTRACT_COLUMNS } from '../contract/fields.js'
 import { renderEntityResource } from '../contract/resource-json.js'
-import { PREVIOUS_CONTRACT_COLUMNS, type ContractColumn } from './schema.js'
+import { ENTITY_FILTER_INDEXES, PREVIOUS_CONTRACT_COLUMNS } from './schema.js'
 import { facetCountsMigration } from './facet-counts.js'
 import { overriding } from './overriding.js'
 import { createSessionPlannedReads } from './session-planned-reads.js'
 import type { SqlDialect } from './sql-dialect.js'
-
-/**
- * Equality-filterable columns that get a `(column, id)` index over canonical entities, so that a
- * filtered keyset page reads only matching rows; `[type, jurisdiction]` serves the common pair.
- * The search index inside PostgreSQL indexes the same columns for its prefilters.
- */
-export const ENTITY_FILTER_INDEXES: readonly (readonly ContractColumn[])[] = [
-  ['type'],
-  ['jurisdiction'],
-  ['status'],
-  ['local_type'],
-  ['authority'],
-  ['type', 'jurisdiction'],
-]
 
 /** The migrations in code, so that they ship inside the bundle; names sort in the order they run. */
 function migrations(dialect: SqlDialect): Record<string, Migration> {

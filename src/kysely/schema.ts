@@ -78,3 +78,17 @@ export function contractColumnValues(snapshot: PublicSnapshot): ContractColumns 
   for (const field of CONTRACT_FIELDS) values[CONTRACT_COLUMNS[field]] = snapshot[field] ?? null
   return values
 }
+
+/**
+ * Equality-filterable columns that get a `(column, id)` index over canonical entities, so that a
+ * filtered keyset page reads only matching rows; `[type, jurisdiction]` serves the common pair.
+ * The search index inside PostgreSQL indexes the same columns for its prefilters.
+ */
+export const ENTITY_FILTER_INDEXES: readonly (readonly ContractColumn[])[] = [
+  ['type'],
+  ['jurisdiction'],
+  ['status'],
+  ['local_type'],
+  ['authority'],
+  ['type', 'jurisdiction'],
+]

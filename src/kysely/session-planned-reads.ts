@@ -1,11 +1,13 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { sql, type Compilable, type Kysely } from 'kysely'
+import { CONTRACT_COLUMNS, type ContractField } from '../contract/fields.js'
+import type { Qualifier } from '../gffs/types.js'
 import { MAX_PAGE_LIMIT } from '../http/query.js'
 import { seekToSql } from './gffs-to-sql.js'
 import { selectPageWithHead } from './page-queries.js'
 import { selectMergeEndAfterFirstHop, selectServedEntitiesAmong, selectServedEntity, SERVED_COLUMNS } from './rows.js'
-import type { RegistryDatabase } from './schema.js'
+import { ENTITY_FILTER_INDEXES, type RegistryDatabase } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
 /**
@@ -47,21 +49,34 @@ function plannedRead({ sql: text, parameters }: ReturnType<Compilable<unknown>['
 const SERVED_ROW = SERVED_COLUMNS.map((column) => `${column} text`)
 const PAGE_WITH_HEAD_ROW = ['id text', 'resource text', 'head bigint']
 
+const FIELD_OF_COLUMN = new Map(Object.entries(CONTRACT_COLUMNS).map(([field, column]) => [column as string, field as ContractField]))
+
+/**
+ * The seeks a filter index answers exactly (filter-plan.ts seeks only these), each an equality of
+ * one value a column: a seek's values are bound, so one statement serves every value.
+ */
+const INDEXED_SEEKS: Qualifier[][] = ENTITY_FILTER_INDEXES.map((columns) =>
+  columns.map((column) => ({ kind: 'qualifier', field: FIELD_OF_COLUMN.get(column)!, op: 'eq', negated: false, values: ['value'] })),
+)
+
 /**
  * The hot reads of fixed statements (kysely-store.ts): a get by id, the read of a merged entity's
- * chain after its first hop, the list's pages without a filter at the size the HTTP API serves
- * unless asked (the first, and those after a cursor), and the gets by id of one batch. Filtered pages are not among them: their
- * statements are as many as the filters and page sizes clients send.
+ * chain after its first hop, the gets by id of one batch, and the list's pages at the size the HTTP
+ * API serves unless asked (the first, and those after a cursor), unfiltered or filtered by
+ * equalities an index answers (`type:person jurisdiction:US-WA`). Other filtered pages are not
+ * among them: their statements are as many as the filters clients send.
  */
 export function sessionPlannedReads(db: Kysely<RegistryDatabase>, dialect: SqlDialect): SessionPlannedRead[] {
   const id = 'id'
+  const pages = [[], ...INDEXED_SEEKS].flatMap((seek) =>
+    [null, id].map((cursor) => plannedRead(selectPageWithHead(db, seekToSql(seek, cursor, dialect), MAX_PAGE_LIMIT).compile(), PAGE_WITH_HEAD_ROW)),
+  )
   return [
     plannedRead(selectServedEntity(db, id).compile(), SERVED_ROW),
     plannedRead(selectMergeEndAfterFirstHop(db, id).compile(), SERVED_ROW),
-    plannedRead(selectPageWithHead(db, seekToSql([], null, dialect), MAX_PAGE_LIMIT).compile(), PAGE_WITH_HEAD_ROW),
-    plannedRead(selectPageWithHead(db, seekToSql([], id, dialect), MAX_PAGE_LIMIT).compile(), PAGE_WITH_HEAD_ROW),
     // Its array is bound as text (every parameter of a planned read is), cast in the statement.
     plannedRead(selectServedEntitiesAmong(db, id).compile(), SERVED_ROW),
+    ...pages,
   ]
 }
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type SqlBool } from 'kysely'
 import { CONTRACT_COLUMNS } from '../contract/fields.js'
-import { ENTITY_FILTER_INDEXES } from '../kysely/migrations.js'
+import { ENTITY_FILTER_INDEXES } from '../kysely/schema.js'
 import type { SqlDialect } from '../kysely/sql-dialect.js'
 
 /** The index's tables, beside the store's in the same database. */

@@ -8,6 +8,7 @@
  */
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Qualifier } from '../../src/gffs/types.js'
 import { createPostgresStore, type KyselyStore } from '../../src/kysely/index.js'
 import { pgbouncerSkipReason, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js'
 import { sessionPlannedReads } from '../../src/kysely/session-planned-reads.js'
@@ -51,7 +52,7 @@ describe.skipIf(skipReason !== null)(`PostgreSQL sessions, directly and through 
     expect(await preparedAfterReads(await bouncer.freshSchema())).toBe(0)
   })
 
-  it('through PgBouncer, a get, gets in one batch, the read of a merged entity\'s chain and an unfiltered page of the default size are calls of the functions the migrations made, whose plans the server session keeps; directly, the statements themselves', async () => {
+  it('through PgBouncer, a get, gets in one batch, the read of a merged entity\'s chain and a page of the default size, unfiltered or filtered by indexed equalities, are calls of the functions the migrations made, whose plans the server session keeps; directly, the statements themselves', async () => {
     const pooled = await bouncer.freshSchema()
     const schema = new URL(pooled.url).username
     const directUrl = new URL(POSTGRES_URL)
@@ -62,14 +63,18 @@ describe.skipIf(skipReason !== null)(`PostgreSQL sessions, directly and through 
       await store.warehouse.upsert({ id: 'a1', type: 'person', name: 'Ada' })
       await store.warehouse.upsert({ id: 'b1', type: 'person', name: 'Ada Lovelace' })
       await store.warehouse.merge('a1', 'b1')
+      await store.warehouse.upsert({ id: 'c1', type: 'person', name: 'Grace', jurisdiction: 'US-WA' })
       const planned = sessionPlannedReads(store.db, await resolveDialect(store.db, 'postgres'))
       const { rows } = await sql<{ name: string }>`select proname as name from pg_proc where pronamespace = ${schema}::regnamespace and proname like 'entity_registry_read_%'`.execute(store.db)
       expect(rows.map((row) => row.name).sort()).toEqual(planned.map((read) => read.name).sort())
       const served = (await direct.getEntity('b1'))!.resource
       expect(served).toContain('Ada Lovelace')
+      const grace = (await direct.getEntity('c1'))!.resource
 
       // Each function made to mark what it answers: a read that calls it says so.
-      const [get, chain, firstPage, pageAfter, among] = planned
+      const [get, chain, among, firstPage, pageAfter] = planned
+      // The pages filtered by the last filter index, type and jurisdiction (first, and after a cursor).
+      const [typeAndJurisdiction, typeAndJurisdictionAfter] = planned.slice(-2)
       const marking = (name: string, parameters: string, mark: string, where = 'e.id = $1') =>
         sql.raw(`create or replace function ${schema}.${name}(${parameters}) returns table (id text, state text, merged_into text, snapshot text, resource text)
           language sql stable as $$ select e.id, e.state, e.merged_into, e.snapshot, '${mark}:' || e.id from ${schema}.entities e where ${where} $$`)
@@ -81,28 +86,36 @@ describe.skipIf(skipReason !== null)(`PostgreSQL sessions, directly and through 
       await marking(among!.name, 'text', 'among', 'e.id = any($1::text[])').execute(store.db)
       await markingPage(firstPage!.name, '', '').execute(store.db)
       await markingPage(pageAfter!.name, 'text', 'and e.id > $1').execute(store.db)
-      const resources = async (registry: KyselyStore, after: string | null) =>
-        (await registry.listEntities({ qualifiers: [], after, limit: 100 })).entities.map((entity) => entity.resource)
+      await markingPage(typeAndJurisdiction!.name, 'text, text, text', 'and e.type = $1 and e.jurisdiction = $2').execute(store.db)
+      await markingPage(typeAndJurisdictionAfter!.name, 'text, text, text, text', 'and e.type = $1 and e.jurisdiction = $2 and e.id > $3').execute(store.db)
+      const equals = (field: 'type' | 'jurisdiction', value: string): Qualifier => ({ kind: 'qualifier', field, op: 'eq', negated: false, values: [value] })
+      const resources = async (registry: KyselyStore, after: string | null, qualifiers: Qualifier[] = []) =>
+        (await registry.listEntities({ qualifiers, after, limit: 100 })).entities.map((entity) => entity.resource)
+      const inWashington = [equals('jurisdiction', 'US-WA'), equals('type', 'person')]
       expect((await store.getEntity('b1'))?.resource).toBe('get:b1')
       // Gets asked together (in one turn of the event loop) are one batch's read.
       const batch = await Promise.all(['a1', 'b1', 'b1', 'nobody'].map((id) => store.getEntity(id)))
       expect(batch.map((entity) => entity?.resource ?? null)).toEqual(['among:a1', 'among:b1', 'among:b1', null])
       expect((await store.getMergeEnd!('a1'))?.resource).toBe('chain:b1')
-      expect(await resources(store, null)).toEqual(['page:b1'])
-      expect(await resources(store, 'a')).toEqual(['page:b1'])
+      expect(await resources(store, null)).toEqual(['page:b1', 'page:c1'])
+      expect(await resources(store, 'b1')).toEqual(['page:c1'])
+      expect(await resources(store, null, inWashington)).toEqual(['page:c1'])
+      expect(await resources(store, 'b', inWashington)).toEqual(['page:c1'])
       // Pages of another size are statements of their own.
-      expect((await store.listEntities({ qualifiers: [], after: null, limit: 10 })).entities.map((entity) => entity.resource)).toEqual([served])
+      expect((await store.listEntities({ qualifiers: [], after: null, limit: 10 })).entities.map((entity) => entity.resource)).toEqual([served, grace])
       expect((await direct.getEntity('b1'))?.resource).toBe(served)
       expect((await Promise.all(['b1', 'nobody'].map((id) => direct.getEntity(id)))).map((entity) => entity?.resource ?? null)).toEqual([served, null])
       expect((await direct.getMergeEnd!('a1'))?.resource).toBe(served)
-      expect(await resources(direct, null)).toEqual([served])
+      expect(await resources(direct, null)).toEqual([served, grace])
+      expect(await resources(direct, null, inWashington)).toEqual([grace])
 
       // Without them (a replica that has not replayed their creation yet), the statements run themselves.
       for (const read of planned) await sql.raw(`drop function ${schema}.${read.name}`).execute(store.db)
       expect((await store.getEntity('b1'))?.resource).toBe(served)
       expect((await Promise.all(['b1', 'nobody'].map((id) => store.getEntity(id)))).map((entity) => entity?.resource ?? null)).toEqual([served, null])
       expect((await store.getMergeEnd!('a1'))?.resource).toBe(served)
-      expect(await resources(store, 'a')).toEqual([served])
+      expect(await resources(store, 'a')).toEqual([served, grace])
+      expect(await resources(store, 'b', inWashington)).toEqual([grace])
     } finally {
       await direct.close()
       await store.close()
