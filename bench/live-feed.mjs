@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir, loadavg } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { KEY, machine, quantile, ROOT, startServer } from './lib.mjs'
+import { KEY, machine, processCpuMicros, quantile, ROOT, startServer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: { clients: { type: 'string', default: '10000' }, mode: { type: 'string', default: 'stream' }, commits: { type: 'string', default: '10' },
@@ -160,15 +160,19 @@ const writer = spawn(
 )
 const committed = createLines(writer.stdout)
 const latencies = []
+let commitsCpuMicros = 0
 if (options.profile !== undefined) process.kill(server.pid, 'SIGUSR2')
 for (let commit = 0; commit < Number(options.commits); commit++) {
   for (const child of clientProcesses) child.send({ round: commit })
   // The round's reset reaches every client process before the commit does.
   await sleep(200)
+  const cpuBefore = processCpuMicros(server.pid)
   writer.stdin.write('go\n')
   const at = Number(await committed())
   for (const time of await heardIn(commit, 10_000)) latencies.push(time > 0 ? time - at : Infinity)
+  // Once every client has heard: a long-poll's next request has come, or is coming, in this time.
   await sleep(1000)
+  commitsCpuMicros += processCpuMicros(server.pid) - cpuBefore
 }
 writer.stdin.end()
 if (options.profile !== undefined) {
@@ -191,6 +195,9 @@ console.log(`store queries over 10 s of waiting with nothing changing: ${idleQue
 console.log(`get by id, 4 at a time for 5 s: idle p50 ${f(idleGets.p50)} ms p99 ${f(idleGets.p99)} ms; beside them p50 ${f(busyGets.p50)} ms p99 ${f(busyGets.p99)} ms (${(busyGets.p99 / idleGets.p99).toFixed(2)}x)`)
 console.log(
   `commit to client, ${options.commits} commits x ${clients} clients: p50 ${f(quantile(latencies, 0.5))} ms, p99 ${f(quantile(latencies, 0.99))} ms, max ${f(latencies.at(-1))} ms; missed ${latencies.filter((v) => !Number.isFinite(v)).length}`,
+)
+console.log(
+  `server CPU a commit (its wake, the answers or events, and a long-poll's next requests): ${(commitsCpuMicros / 1000 / Number(options.commits)).toFixed(0)} ms`,
 )
 process.exit(0)
 
