@@ -27,9 +27,10 @@ export interface CollectAfterCrowdsOptions {
  * - Gathered (`crowd` open or more, and none opened for `quietMs`): a burst of connections grows
  *   V8's young generation to its largest (32 MB on Node 20, some 24 MB of it resident), and V8 keeps
  *   it so while the crowd waits quietly (ten thousand long-polls or event streams): nothing
- *   allocates, so nothing collects. Two young collections `quietMs` apart give it back (V8 shrinks
- *   it at a collection that finds allocation slow over the last 5 s, which the first begins), at a
- *   millisecond or a few each, where a full collection of such a heap would pause the process 100 ms or more.
+ *   allocates, so nothing collects. Two young collections `youngApartMs` apart give it back (V8
+ *   shrinks it at a collection that finds allocation slow over the last 5 s, which the first
+ *   begins), at a millisecond or a few each, where a full collection of such a heap would pause the
+ *   process 100 ms or more.
  * - Gone (fewer than an eighth of `crowd` still open): V8 keeps the heap the crowd grew (a thousand
  *   stalled downloads: 13 to 60 MB) until its memory reducer runs, which may be a minute later or
  *   not at all in a process that has gone quiet; two full collections, `quietMs` after the last
