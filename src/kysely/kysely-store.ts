@@ -3,6 +3,7 @@ import type { Compilable, Kysely } from 'kysely'
 import { decodeChangeId, encodeChangeId } from '../contract/change-id.js'
 import type { StoredEntity } from '../contract/entity.js'
 import type { ChangePage, EntityPage, ListChangesQuery, ListEntitiesQuery } from '../ports/entity-store.js'
+import { DependencyUnavailableError } from '../ports/dependency.js'
 import type { RegistryStore } from '../ports/store.js'
 import type { Warehouse } from '../ports/warehouse.js'
 import { createWarehouse } from '../warehouse/operations.js'
@@ -17,6 +18,7 @@ import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type Par
 import { batchedGets } from './batched-gets.js'
 import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, selectServedEntitiesAmong, selectServedEntity, selectMergeEndAfterFirstHop, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
+import { isLockedOut } from './sqlite-errors.js'
 import { resolveDialect, type DialectName, type SqlDialect } from './sql-dialect.js'
 import type { ChangeNotifier } from '../ports/change-notifier.js'
 import { combineNotifiers, createLocalNotifier, pollingNotifier } from '../live-feed/notifiers.js'
@@ -114,7 +116,14 @@ async function openKyselyStore<DB>(options: KyselyStoreOptions<DB>, readNow: Imm
   const db = options.db as unknown as Kysely<RegistryDatabase>
   const dialect = await resolveDialect(db, options.dialect)
   await migrateToLatest(db, dialect)
-  for (const statement of dialect.refreshStatistics.onOpen) await statement.execute(db)
+  for (const statement of dialect.refreshStatistics.onOpen) {
+    // The planner's statistics are a hint: a SQLite store that opens while other processes write
+    // (whose upgrade of a read to a write SQLite refuses at once, whatever the busy timeout) opens
+    // without refreshing them; its own writes refresh them later.
+    await statement.execute(db).catch((error: unknown) => {
+      if (!isLockedOut(error instanceof DependencyUnavailableError ? error.cause : error)) throw error
+    })
+  }
   const local = createLocalNotifier()
   const warehouse = createWarehouse(createKyselyWarehouseBackend(db, dialect, () => local.notify()))
   const primaryStore = storeOver(db, db, warehouse, dialect, options, readNow.db, readNow.toServer)
