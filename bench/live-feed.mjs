@@ -4,7 +4,9 @@
 // - the store's queries over 10 s while they wait and nothing changes (goal: none);
 // - a get by id's latency (p50, p99) beside them against idle (goal: p99 within 2x);
 // - from a commit in another process to each waiting client's answer or event (goal: p99 <= 500 ms).
-//   node bench/live-feed.mjs [--clients 10000] [--mode stream|long-poll] [--commits 10] [--client-processes 2] [--dist DIR] [--profile DIR]
+//   node bench/live-feed.mjs [--clients 10000] [--mode stream|long-poll] [--commits 10] [--client-processes 2] [--dist DIR] [--profile DIR] [--floor]
+// --floor: the same run against a hand-written long-poll server over the same SQLite file
+// (servers/live-feed-floor.mjs), in place of `serve`.
 // --profile DIR: V8 CPU profiles of the commits into DIR: the server's over the commits alone
 // (profile-hook.mjs), each client process's over its whole run (summarise with profile-top.mjs).
 // Needs `npm run build` (--dist: serve another build's dist/, to compare two in one sitting). The
@@ -22,11 +24,13 @@ const { values: options } = parseArgs({
     'client-processes': { type: 'string', default: '2' },
     dist: { type: 'string', default: join(ROOT, 'dist') },
     profile: { type: 'string' },
+    floor: { type: 'boolean', default: false },
   },
 })
 const clients = Number(options.clients)
 const mode = options.mode
 if (mode !== 'stream' && mode !== 'long-poll') throw new Error('--mode stream or long-poll')
+if (options.floor && mode !== 'long-poll') throw new Error('--floor serves long-polls only')
 const loadAverageAtStart = loadavg().map((v) => v.toFixed(1)).join(' ')
 const data = mkdtempSync(join(tmpdir(), 'er-bench-live-'))
 const cli = join(options.dist, 'cli/main.js')
@@ -37,10 +41,14 @@ await new Promise((resolve, reject) =>
 )
 if (options.profile !== undefined) mkdirSync(options.profile, { recursive: true })
 const profiling = options.profile === undefined ? [] : ['--import', join(ROOT, 'bench/profile-hook.mjs')]
-const server = await startServer(process.execPath, [
-  ...[...profiling, cli, 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--auth-failure-limit', '0'],
-  ...['--search', 'none', '--port', '0', '--admin-port', '0', '--log', 'warn', '--max-waiting', String(clients + 100)],
-], { env: options.profile === undefined ? {} : { PROFILE: join(options.profile, `server-${mode}.cpuprofile`) } })
+const server = options.floor
+  ? await startServer(process.execPath, [join(ROOT, 'bench/servers/live-feed-floor.mjs'), data])
+  : await startServer(process.execPath, [
+      ...[...profiling, cli, 'serve', '--data', data, '--api-key', KEY, '--rate-limit', '0', '--auth-failure-limit', '0'],
+      ...['--search', 'none', '--port', '0', '--admin-port', '0', '--log', 'warn', '--max-waiting', String(clients + 100)],
+    ], { env: options.profile === undefined ? {} : { PROFILE: join(options.profile, `server-${mode}.cpuprofile`) } })
+// The floor answers /metrics where it serves.
+server.admin ??= server.url
 // A failed run must not leave its server behind.
 process.once('uncaughtException', (error) => {
   server.stop()
@@ -119,6 +127,8 @@ async function heapMb() {
 }
 const idleRss = rssMb()
 const idleHeap = await heapMb()
+// Warmed first: the bench's own client (fetch) and the server's code are slow the first seconds.
+await getLatency(3)
 const idleGets = await getLatency(5)
 const started = performance.now()
 const waitingCount = async () => {
@@ -187,7 +197,7 @@ rmSync(data, { recursive: true, force: true })
 
 const f = (value) => (Number.isFinite(value) ? value.toFixed(1) : 'none')
 console.log(`machine: ${machine()}; load average before/after: ${loadAverageAtStart} / ${loadavg().map((v) => v.toFixed(1)).join(' ')}`)
-console.log(`${mode}: ${waiting} of ${clients} waiting (opened in ${openSeconds.toFixed(1)} s)`)
+console.log(`${options.floor ? 'the floor (bench/servers/live-feed-floor.mjs), ' : ''}${mode}: ${waiting} of ${clients} waiting (opened in ${openSeconds.toFixed(1)} s)`)
 if (failures.length > 0) console.log(`${failures.length} clients failed: ${[...new Set(failures)].slice(0, 3).join('; ')}`)
 console.log(`server RSS: idle ${idleRss.toFixed(0)} MB, with them waiting 20 s ${waitingRss.toFixed(0)} MB (+${(waitingRss - idleRss).toFixed(0)} MB); at its peak, while they opened, ${peakRss.toFixed(0)} MB (+${(peakRss - idleRss).toFixed(0)} MB)`)
 console.log(`server V8 heap in use: idle ${idleHeap.used.toFixed(0)} MB, waiting ${waitingHeap.used.toFixed(0)} MB; external: ${idleHeap.external.toFixed(0)} MB, ${waitingHeap.external.toFixed(0)} MB`)
