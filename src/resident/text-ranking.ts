@@ -17,6 +17,8 @@ class Scratch {
   masks = new Uint32Array(0)
   touched = growableUint32()
   nearTouched = growableUint32()
+  /** Slots listed for one step (those holding a name's trigrams). */
+  listed = growableUint32()
 
   fit(slots: number): void {
     if (this.scores.length >= slots) return
@@ -33,8 +35,8 @@ const scratch = new Scratch()
  * Full text over the resident documents, scored exactly as `textScorer` scores an entity (the memory
  * index's reference), a term at a time: each matching term's postings add its BM25 to the slots that
  * hold it, so a query costs the postings of its terms, not a scan of the documents. The typed word's
- * near terms (typos) and the names holding a typed name's trigrams are found in the dictionaries; the
- * shared trigrams' scores are added to the slots that matched a word, through each trigram's
+ * near terms (typos) are found in the dictionary, the names holding all of a typed name's trigrams
+ * by intersecting the trigrams' postings; the shared trigrams' scores are added to the slots that matched a word, through each trigram's
  * postings or each slot's names, whichever is shorter.
  */
 export function rankText(documents: Documents, query: TextQuery, prefilter: Prefilter | null, limit: number): TextHit[] {
@@ -88,18 +90,13 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     eachHolder(term, field, lengthOf, bit, (slot, score) => (scores[slot]! += weight * score))
   }
 
-  /** The slots whose names' text holds every trigram of `name`, from the postings of its rarest trigram. */
+  /** The slots whose names' text holds every trigram of `name`, from the trigrams' postings. */
   function markHoldingGrams(name: string, bit: number) {
-    const grams = [...new Set(trigramsOf(name))]
-    const terms = grams.map((gram) => documents.grams.of(gram))
-    if (!terms.every((term) => term !== undefined)) return
-    const rarest = terms.reduce((a, b) => (b.holders < a.holders ? b : a))
-    const { values: holders } = rarest.documents
-    for (let at = 0; at < rarest.documents.length; at++) {
-      const slot = holders[at]!
+    const { listed } = scratch
+    documents.grams.holdingAll([...new Set(trigramsOf(name))], listed)
+    for (let at = 0; at < listed.length; at++) {
+      const slot = listed.values[at]!
       if (!allowed(slot)) continue
-      const text = documents.namesText[slot]!
-      if (!grams.every((gram) => text.includes(gram))) continue
       touch(slot)
       masks[slot]! |= bit
     }
