@@ -128,9 +128,11 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
   typedGrams.claim()
   try {
     const reading = slotsToReadForGrams(documents, typedGrams.grams, touched, masks)
+    const nameLengths = documents.nameLengths.values
     for (let at = 0; at < reading.length; at++) {
       const slot = reading.values[at]!
-      scores[slot] = typedGrams.addScores(scores[slot]!, documents.namesText[slot]!)
+      // A slot without names (a bill's) is passed without reading its (empty) names text.
+      if (nameLengths[slot] !== 0) scores[slot] = typedGrams.addScores(scores[slot]!, documents.namesText[slot]!)
     }
     const top = new TopHits(limit, documents.ids)
     const addCandidate = (slot: number, withGrams: boolean) => {
