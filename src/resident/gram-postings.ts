@@ -16,7 +16,7 @@ export class GramPostings {
 
   /** The postings of the trigram `gram` (3 UTF-16 units), if any document held it. */
   of(gram: string): GramHolders | undefined {
-    return this.byKey.get(keyAt(gram, 0))
+    return this.byKey.get(gramKeyAt(gram, 0))
   }
 
   add(slot: number, text: string): void {
@@ -25,6 +25,30 @@ export class GramPostings {
       if (holders === undefined) this.byKey.set(key, (holders = { documents: growableUint32(), holders: 0 }))
       holders.documents.push(slot)
       holders.holders++
+    }
+  }
+
+  /**
+   * The slots (dead ones too) whose names hold every one of `grams`, ascending, into `into` (emptied
+   * first): the rarest trigram's postings intersected with the others', each other searched from
+   * where it was left by doubling steps, so that a long list costs a few steps a slot.
+   */
+  holdingAll(grams: readonly string[], into: Growable<Uint32Array>): void {
+    into.length = 0
+    const lists = grams.map((gram) => this.of(gram)?.documents)
+    if (lists.length === 0 || !lists.every((list) => list !== undefined)) return
+    lists.sort((a, b) => a.length - b.length)
+    const [rarest, ...others] = lists
+    const from = others.map(() => 0)
+    next: for (let at = 0; at < rarest!.length; at++) {
+      const slot = rarest!.values[at]!
+      for (let other = 0; other < others.length; other++) {
+        const list = others[other]!
+        const found = (from[other] = firstAtLeast(list.values, list.length, from[other]!, slot))
+        if (found === list.length) return
+        if (list.values[found] !== slot) continue next
+      }
+      into.push(slot)
     }
   }
 
@@ -37,16 +61,37 @@ export class GramPostings {
   }
 }
 
+/** The first position from `from` on whose value is `wanted` or more (`length` if none): steps doubling, then halving. */
+function firstAtLeast(values: Uint32Array, length: number, from: number, wanted: number): number {
+  if (from >= length || values[from]! >= wanted) return from
+  // values[low] < wanted throughout; values[high] >= wanted, or high = length.
+  let low = from
+  let step = 1
+  let high = from + 1
+  while (high < length && values[high]! < wanted) {
+    low = high
+    step *= 2
+    high = low + step
+  }
+  high = Math.min(high, length)
+  while (high - low > 1) {
+    const middle = (low + high) >>> 1
+    if (values[middle]! < wanted) low = middle
+    else high = middle
+  }
+  return high
+}
+
 const seen = new Set<number>()
 
 function distinctKeysOf(text: string): number[] {
   seen.clear()
-  for (let at = 0; at + 3 <= text.length; at++) seen.add(keyAt(text, at))
+  for (let at = 0; at + 3 <= text.length; at++) seen.add(gramKeyAt(text, at))
   return [...seen]
 }
 
 /** The trigram at `at` as a number: 21 bits for ASCII (a small integer), else the three units in 48 bits. */
-function keyAt(text: string, at: number): number {
+export function gramKeyAt(text: string, at: number): number {
   const a = text.charCodeAt(at)
   const b = text.charCodeAt(at + 1)
   const c = text.charCodeAt(at + 2)

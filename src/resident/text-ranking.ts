@@ -2,10 +2,11 @@ import type { TextHit, TextQuery } from '../ports/search-index.js'
 import { bm25, bestFirst, type FieldStatistics, idf } from '../search/bm25.js'
 import { containsPhrase, MATCH_WEIGHTS, trigramsOf, typoAllowance } from '../search/text.js'
 import type { Documents, LiveStatistics } from './documents.js'
-import { growableUint32 } from './growable.js'
+import { type Growable, growableUint32 } from './growable.js'
 import type { Prefilter } from './prefilter.js'
 import type { Term } from './term-dictionary.js'
 import { TopHits } from './top-hits.js'
+import { TypedGrams } from './typed-grams.js'
 
 /** Typed words that a query's bit masks can count; a query with more goes to the index behind. */
 export const MOST_RANKED_WORDS = 31
@@ -15,8 +16,12 @@ class Scratch {
   scores = new Float64Array(0)
   nearest = new Float64Array(0)
   masks = new Uint32Array(0)
+  /** Per slot: set while a slot is in a list being made (zeroed after). */
+  flags = new Uint8Array(0)
   touched = growableUint32()
   nearTouched = growableUint32()
+  /** Slots listed for one step (those holding a name's trigrams, those whose names to read). */
+  listed = growableUint32()
 
   fit(slots: number): void {
     if (this.scores.length >= slots) return
@@ -24,6 +29,7 @@ class Scratch {
     this.scores = new Float64Array(size)
     this.nearest = new Float64Array(size)
     this.masks = new Uint32Array(size)
+    this.flags = new Uint8Array(size)
   }
 }
 
@@ -33,9 +39,9 @@ const scratch = new Scratch()
  * Full text over the resident documents, scored exactly as `textScorer` scores an entity (the memory
  * index's reference), a term at a time: each matching term's postings add its BM25 to the slots that
  * hold it, so a query costs the postings of its terms, not a scan of the documents. The typed word's
- * near terms (typos) and the names holding a typed name's trigrams are found in the dictionaries; the
- * shared trigrams' scores are added to the slots that matched a word, through each trigram's
- * postings or each slot's names, whichever is shorter.
+ * near terms (typos) are found in the dictionary, the names holding all of a typed name's trigrams
+ * by intersecting the trigrams' postings. The shared trigrams' scores are added to the slots that
+ * matched a word, each slot's names read once for all the typed trigrams (`TypedGrams`).
  */
 export function rankText(documents: Documents, query: TextQuery, prefilter: Prefilter | null, limit: number): TextHit[] {
   const slots = documents.ids.length
@@ -88,18 +94,13 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     eachHolder(term, field, lengthOf, bit, (slot, score) => (scores[slot]! += weight * score))
   }
 
-  /** The slots whose names' text holds every trigram of `name`, from the postings of its rarest trigram. */
+  /** The slots whose names' text holds every trigram of `name`, from the trigrams' postings. */
   function markHoldingGrams(name: string, bit: number) {
-    const grams = [...new Set(trigramsOf(name))]
-    const terms = grams.map((gram) => documents.grams.of(gram))
-    if (!terms.every((term) => term !== undefined)) return
-    const rarest = terms.reduce((a, b) => (b.holders < a.holders ? b : a))
-    const { values: holders } = rarest.documents
-    for (let at = 0; at < rarest.documents.length; at++) {
-      const slot = holders[at]!
+    const { listed } = scratch
+    documents.grams.holdingAll([...new Set(trigramsOf(name))], listed)
+    for (let at = 0; at < listed.length; at++) {
+      const slot = listed.values[at]!
       if (!allowed(slot)) continue
-      const text = documents.namesText[slot]!
-      if (!grams.every((gram) => text.includes(gram))) continue
       touch(slot)
       masks[slot]! |= bit
     }
@@ -122,59 +123,62 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     }
   }
 
-  // The typed names' trigrams, each form's distinct ones, as `textScorer` adds them (a trigram of
-  // two forms twice), scored on the slots that matched a word.
-  const typedGrams = new Map<string, { times: number; weight: number }>()
-  for (const word of query.words) {
-    for (const name of word.names) {
-      if (name.length < 3) continue
-      for (const gram of new Set(trigramsOf(name))) {
-        const known = typedGrams.get(gram)
-        if (known === undefined) typedGrams.set(gram, { times: 1, weight: idf(gramField, gramField.holders(gram)) })
-        else known.times++
-      }
+  // The typed names' trigrams, scored on the slots that matched a word, each slot's names read once.
+  const typedGrams = new TypedGrams(query.words.flatMap((word) => word.names), gramField)
+  typedGrams.claim()
+  try {
+    const reading = slotsToReadForGrams(documents, typedGrams.grams, touched, masks)
+    const nameLengths = documents.nameLengths.values
+    for (let at = 0; at < reading.length; at++) {
+      const slot = reading.values[at]!
+      // A slot without names (a bill's) is passed without reading its (empty) names text.
+      if (nameLengths[slot] !== 0) scores[slot] = typedGrams.addScores(scores[slot]!, documents.namesText[slot]!)
+    }
+    const top = new TopHits(limit, documents.ids)
+    const addCandidate = (slot: number, withGrams: boolean) => {
+      const mask = masks[slot]!
+      const phraseScore = phrased === null ? 0 : phrased.get(slot)
+      if (phraseScore === undefined || (mask === 0 && phrased === null)) return
+      const score = scores[slot]! + phraseScore
+      top.offer(slot, withGrams ? typedGrams.addScores(score, documents.namesText[slot]!) : score, popcount(mask))
+    }
+    for (let at = 0; at < touched.length; at++) addCandidate(touched.values[at]!, false)
+    // Slots that hold every phrase and no word still match (their trigram scores added here).
+    if (phrased !== null) for (const slot of phrased.keys()) if (masks[slot] === 0 && scores[slot] === 0) addCandidate(slot, true)
+    return top.hits().sort(bestFirst)
+  } finally {
+    typedGrams.release()
+    for (let at = 0; at < touched.length; at++) {
+      const slot = touched.values[at]!
+      scores[slot] = 0
+      masks[slot] = 0
     }
   }
-  const gramScore = (text: string, gram: string, { times, weight }: { times: number; weight: number }) => {
-    const count = occurrencesOf(text, gram)
-    return count === 0 ? 0 : times * MATCH_WEIGHTS.nameTrigram * bm25(gramField, count, text.length - 2, weight)
-  }
-  for (const [gram, times] of typedGrams) {
-    const postings = documents.grams.of(gram)
-    if (postings === undefined) continue
-    // The shorter way: the trigram's postings, read for the slots that matched, or each matched slot's names.
-    if (postings.documents.length < touched.length) {
-      for (let at = 0; at < postings.documents.length; at++) {
-        const slot = postings.documents.values[at]!
-        if (masks[slot] !== 0) scores[slot]! += gramScore(documents.namesText[slot]!, gram, times)
-      }
-    } else {
-      for (let at = 0; at < touched.length; at++) {
-        const slot = touched.values[at]!
-        const text = documents.namesText[slot]!
-        if (text.length >= 3) scores[slot]! += gramScore(text, gram, times)
-      }
+}
+
+/**
+ * A slot's names cost a few hundred nanoseconds to read (a string far in memory), a trigram's posting
+ * a few: while the typed trigrams' postings are this many times fewer than the slots that matched,
+ * they find the slots worth reading.
+ */
+const POSTINGS_A_READ = 16
+
+/** The slots that matched (`masks`) whose names may hold a typed trigram: every one, or those the trigrams' postings hold when they are fewer. */
+function slotsToReadForGrams(documents: Documents, grams: readonly string[], touched: Growable<Uint32Array>, masks: Uint32Array): Growable<Uint32Array> {
+  const lists = grams.flatMap((gram) => documents.grams.of(gram)?.documents ?? [])
+  if (lists.reduce((sum, list) => sum + list.length, 0) >= POSTINGS_A_READ * touched.length) return touched
+  const { listed: reading, flags } = scratch
+  reading.length = 0
+  for (const { values, length } of lists) {
+    for (let at = 0; at < length; at++) {
+      const slot = values[at]!
+      if (masks[slot] === 0 || flags[slot] === 1) continue
+      flags[slot] = 1
+      reading.push(slot)
     }
   }
-  const top = new TopHits(limit, documents.ids)
-  const addCandidate = (slot: number, withGrams: boolean) => {
-    const mask = masks[slot]!
-    const phraseScore = phrased === null ? 0 : phrased.get(slot)
-    if (phraseScore === undefined || (mask === 0 && phrased === null)) return
-    let score = scores[slot]! + phraseScore
-    const text = documents.namesText[slot]!
-    if (withGrams && text.length >= 3) for (const [gram, times] of typedGrams) score += gramScore(text, gram, times)
-    top.offer(slot, score, popcount(mask))
-  }
-  for (let at = 0; at < touched.length; at++) addCandidate(touched.values[at]!, false)
-  // Slots that hold every phrase and no word still match (their trigram scores added here).
-  if (phrased !== null) for (const slot of phrased.keys()) if (masks[slot] === 0 && scores[slot] === 0) addCandidate(slot, true)
-  for (let at = 0; at < touched.length; at++) {
-    const slot = touched.values[at]!
-    scores[slot] = 0
-    masks[slot] = 0
-  }
-  return top.hits().sort(bestFirst)
+  for (let at = 0; at < reading.length; at++) flags[reading.values[at]!] = 0
+  return reading
 }
 
 /** The slots (allowed) holding every phrase, with the sum of the phrases' BM25; each phrase's holders counted over every live slot. */
@@ -213,12 +217,6 @@ function phraseCount(tokens: readonly string[], phrase: readonly string[]): numb
 
 function statisticsOf(live: LiveStatistics, holders: (term: string) => number): FieldStatistics {
   return { count: live.count, averageLength: live.totalLength / Math.max(1, live.count), holders }
-}
-
-function occurrencesOf(text: string, gram: string): number {
-  let count = 0
-  for (let at = text.indexOf(gram); at !== -1; at = text.indexOf(gram, at + 1)) count++
-  return count
 }
 
 function popcount(mask: number): number {

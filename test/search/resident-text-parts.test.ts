@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest'
+import { GramPostings } from '../../src/resident/gram-postings.js'
+import { growableUint32 } from '../../src/resident/growable.js'
+import { TypedGrams } from '../../src/resident/typed-grams.js'
+import { bm25, type FieldStatistics, idf } from '../../src/search/bm25.js'
+import { MATCH_WEIGHTS, trigramsOf } from '../../src/search/text.js'
+
+const field: FieldStatistics = { count: 1000, averageLength: 14, holders: (gram) => (gram.charCodeAt(0) * 7 + gram.charCodeAt(2)) % 300 }
+
+/** The typed trigrams' scores as `textScorer` adds them: each form's distinct trigrams in order, a trigram typed twice counted twice, searched in the text one by one. */
+function expectedScore(score: number, names: string[], text: string): number {
+  const typed = new Map<string, number>()
+  for (const name of names) if (name.length >= 3) for (const gram of new Set(trigramsOf(name))) typed.set(gram, (typed.get(gram) ?? 0) + 1)
+  if (text.length < 3) return score
+  for (const [gram, times] of typed) {
+    let count = 0
+    for (let at = text.indexOf(gram); at !== -1; at = text.indexOf(gram, at + 1)) count++
+    if (count > 0) score += times * MATCH_WEIGHTS.nameTrigram * bm25(field, count, text.length - 2, idf(field, field.holders(gram)))
+  }
+  return score
+}
+
+describe("the resident index's typed trigrams", () => {
+  const cases: [string[], string][] = [
+    [['christian', 'chris', 'kris', 'tisqarzorson'], 'Christian Tisparzorson'.toLowerCase()],
+    [['chris', 'christopher'], 'chris christopher chrischris'],
+    [['aaa'], 'aaaaaa'],
+    [['ab', 'x'], 'abc'],
+    [['abc'], 'ab'],
+    [[], 'anything at all'],
+    [['josé', 'zoë'], 'josé zoë josephine'],
+    [['müller', 'muller'], 'hans müller-lüdenscheidt muller'],
+    [['北京市', '京市人'], '北京市人 北京'],
+    [['a😀b', '😀😀'], 'xa😀b 😀😀😀'],
+    [['\u0000\u0000\u0000', '   '], '\u0000\u0000\u0000\u0000    '],
+    [['abc', 'bcd'], 'abcd bcd abc'],
+  ]
+
+  it('adds the same scores as searching the text for each typed trigram, to the last bit, in the order they were typed', () => {
+    for (const [names, text] of cases) {
+      const typed = new TypedGrams(names, field)
+      typed.claim()
+      try {
+        for (const start of [0, 1.25, 17.1]) expect(typed.addScores(start, text), `${names.join(',')} in ${text}`).toBe(expectedScore(start, names, text))
+      } finally {
+        typed.release()
+      }
+    }
+  })
+
+  it('finds nothing once released, and one query’s trigrams are not another’s', () => {
+    const first = new TypedGrams(['smith'], field)
+    first.claim()
+    first.release()
+    const second = new TypedGrams(['jones'], field)
+    second.claim()
+    expect(second.addScores(0, 'john smith')).toBe(0)
+    expect(second.addScores(0, 'jane jones')).toBe(expectedScore(0, ['jones'], 'jane jones'))
+    second.release()
+  })
+})
+
+describe("the resident index's trigram postings", () => {
+  it('lists the slots whose names hold every trigram, as searching each text would', () => {
+    let state = 7
+    const random = () => (state = (state * 48271) % 2147483647) / 2147483647
+    const letters = 'abcdeé'
+    const texts = Array.from({ length: 3000 }, () => Array.from({ length: 2 + Math.floor(random() * 12) }, () => letters[Math.floor(random() * letters.length)]).join(''))
+    const postings = new GramPostings()
+    texts.forEach((text, slot) => postings.add(slot, text))
+    const into = growableUint32()
+    for (const name of ['abc', 'aaaa', 'abcab', 'éab', 'ddd', 'cabé', 'eeeee', 'zzz', 'abz']) {
+      const grams = [...new Set(trigramsOf(name))]
+      postings.holdingAll(grams, into)
+      const expected = texts.flatMap((text, slot) => (grams.every((gram) => text.includes(gram)) ? [slot] : []))
+      expect(Array.from(into.values.subarray(0, into.length)), name).toEqual(expected)
+    }
+  })
+})
