@@ -31,6 +31,8 @@ const clients = Number(options.clients)
 const mode = options.mode
 if (mode !== 'stream' && mode !== 'long-poll') throw new Error('--mode stream or long-poll')
 if (options.floor && mode !== 'long-poll') throw new Error('--floor serves long-polls only')
+// The floor has no profile hook: the signal that starts the profiler would end it.
+if (options.floor && options.profile !== undefined) throw new Error('--floor cannot be profiled')
 const loadAverageAtStart = loadavg().map((v) => v.toFixed(1)).join(' ')
 const data = mkdtempSync(join(tmpdir(), 'er-bench-live-'))
 const cli = join(options.dist, 'cli/main.js')
