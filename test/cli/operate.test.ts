@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startLoad } from '../faults/harness.js'
 import { adminUrlOf, startServer, type Server } from '../support/cli.js'
 
@@ -70,7 +70,8 @@ describe('serve shutting down on SIGTERM', () => {
     const server = await startServer(['--data', mkdtempSync(join(tmpdir(), 'er-sigterm-')), '--demo', '--search', 'none', '--api-key', KEY, '--rate-limit', '0'])
     const exited = exitOf(server)
     const load = startLoad(server.url, KEY, ['/v1/entities', '/v1/entities/s1113', '/v1/entities/changes?filter=type:person'], { pauseMs: 0 })
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    // Under load, wait for answers rather than for a time: a slow CI machine answered 16 in 500 ms.
+    await vi.waitFor(() => expect(load.outcomes.length).toBeGreaterThanOrEqual(30), { timeout: 15_000, interval: 20 })
     const signalledAt = Date.now()
     server.process.kill('SIGTERM')
     const outcomes = await load.stop()
