@@ -1,5 +1,6 @@
-import type { ContractField } from '../contract/fields.js'
+import { CONTRACT_COLUMNS, type ContractField } from '../contract/fields.js'
 import type { Qualifier } from '../gffs/types.js'
+import { ENTITY_FILTER_INDEXES } from './schema.js'
 
 /**
  * How a list request reads a filter: `seek` qualifiers an index answers exactly (the candidates, in
@@ -15,8 +16,10 @@ export interface FilterPlan {
   window: number
 }
 
-/** Fields with a `(column, id)` index over canonical entities (migrations.ts), in order of preference. */
-const SEEKABLE_FIELDS: readonly ContractField[] = ['jurisdiction', 'localType', 'authority', 'status', 'type']
+const FIELD_OF_COLUMN = new Map(Object.entries(CONTRACT_COLUMNS).map(([field, column]) => [column as string, field as ContractField]))
+
+/** The fields of each `(columns…, id)` index over canonical entities (migrations.ts), in order of preference. */
+export const SEEKABLE_FIELDS: readonly (readonly ContractField[])[] = ENTITY_FILTER_INDEXES.map((columns) => columns.map((column) => FIELD_OF_COLUMN.get(column)!))
 
 /**
  * Per-row costs in units of about 0.3 us, measured on SQLite at 1,000,000 entities
@@ -46,16 +49,13 @@ export function windowFor(qualifiers: readonly Qualifier[], maxWindow: number, {
   return Math.min(maxWindow, Math.max(MIN_WINDOW, Math.floor(BUDGET / cost)))
 }
 
-/** One index walk: `type` and `jurisdiction` together (they share an index), else one field. */
+/** One index walk: the first index all of whose fields the filter asks equal to one value. */
 function chooseSeek(qualifiers: readonly Qualifier[]): Qualifier[] {
   const seekable = (field: ContractField) =>
     qualifiers.find((qualifier) => qualifier.field === field && !qualifier.negated && qualifier.op === 'eq' && qualifier.values.length === 1)
-  const type = seekable('type')
-  const jurisdiction = seekable('jurisdiction')
-  if (type && jurisdiction) return [type, jurisdiction]
-  for (const field of SEEKABLE_FIELDS) {
-    const qualifier = seekable(field)
-    if (qualifier) return [qualifier]
+  for (const fields of SEEKABLE_FIELDS) {
+    const seek = fields.map(seekable)
+    if (seek.every((qualifier) => qualifier !== undefined)) return seek
   }
   return []
 }

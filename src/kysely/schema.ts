@@ -82,13 +82,15 @@ export function contractColumnValues(snapshot: PublicSnapshot): ContractColumns 
 /**
  * Equality-filterable columns that get a `(column, id)` index over canonical entities, so that a
  * filtered keyset page reads only matching rows; `[type, jurisdiction]` serves the common pair.
- * The search index inside PostgreSQL indexes the same columns for its prefilters.
+ * In the order a list's filter prefers to seek them (filter-plan.ts): both of the pair, then the
+ * column of the fewest rows a value. The search index inside PostgreSQL indexes the same columns
+ * for its prefilters.
  */
 export const ENTITY_FILTER_INDEXES: readonly (readonly ContractColumn[])[] = [
-  ['type'],
+  ['type', 'jurisdiction'],
   ['jurisdiction'],
-  ['status'],
   ['local_type'],
   ['authority'],
-  ['type', 'jurisdiction'],
+  ['status'],
+  ['type'],
 ]

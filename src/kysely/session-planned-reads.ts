@@ -1,13 +1,13 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { sql, type Compilable, type Kysely } from 'kysely'
-import { CONTRACT_COLUMNS, type ContractField } from '../contract/fields.js'
 import type { Qualifier } from '../gffs/types.js'
 import { MAX_PAGE_LIMIT } from '../http/query.js'
+import { SEEKABLE_FIELDS } from './filter-plan.js'
 import { seekToSql } from './gffs-to-sql.js'
 import { selectPageWithHead } from './page-queries.js'
 import { selectMergeEndAfterFirstHop, selectServedEntitiesAmong, selectServedEntity, SERVED_COLUMNS } from './rows.js'
-import { ENTITY_FILTER_INDEXES, type RegistryDatabase } from './schema.js'
+import type { RegistryDatabase } from './schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
 /**
@@ -49,15 +49,11 @@ function plannedRead({ sql: text, parameters }: ReturnType<Compilable<unknown>['
 const SERVED_ROW = SERVED_COLUMNS.map((column) => `${column} text`)
 const PAGE_WITH_HEAD_ROW = ['id text', 'resource text', 'head bigint']
 
-const FIELD_OF_COLUMN = new Map(Object.entries(CONTRACT_COLUMNS).map(([field, column]) => [column as string, field as ContractField]))
-
 /**
  * The seeks a filter index answers exactly (filter-plan.ts seeks only these), each an equality of
  * one value a column: a seek's values are bound, so one statement serves every value.
  */
-const INDEXED_SEEKS: Qualifier[][] = ENTITY_FILTER_INDEXES.map((columns) =>
-  columns.map((column) => ({ kind: 'qualifier', field: FIELD_OF_COLUMN.get(column)!, op: 'eq', negated: false, values: ['value'] })),
-)
+const INDEXED_SEEKS: Qualifier[][] = SEEKABLE_FIELDS.map((fields) => fields.map((field) => ({ kind: 'qualifier', field, op: 'eq', negated: false, values: ['value'] })))
 
 /**
  * The hot reads of fixed statements (kysely-store.ts): a get by id, the read of a merged entity's
