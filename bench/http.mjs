@@ -28,10 +28,9 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
-import { startPgBouncerServer } from '../test/support/pgbouncer-server.mjs'
 import { createPostgresStore, createSqliteStore } from '../dist/kysely/index.js'
 import { createFileBlobStore, importNdjson } from '../dist/node/index.js'
-import { applyInBatches, benchServeArgs, contractPeerArgs, DATA_DIR, floorArgs, httpSchemaOf, idOf, inSchema, KEY, machine, processCpuMicros, procStatOf, RATE_LIMIT, recordOf, ROOT as root, startServer } from './lib.mjs'
+import { applyInBatches, benchServeArgs, contractPeerArgs, DATA_DIR, floorArgs, httpSchemaOf, idOf, inSchema, KEY, machine, processCpuMicros, procStatOf, RATE_LIMIT, recordOf, ROOT as root, startServer, throughPgBouncer } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -167,19 +166,6 @@ if (options['floor-with-links'] && options.write) throw new Error('--floor-with-
 if (options.pgbouncer && (options.write || postgres === undefined)) throw new Error('--pgbouncer adds a row to the table of --postgres: it needs --postgres and cannot --write it')
 const bouncer = options.pgbouncer ? await throughPgBouncer(options.postgres, httpSchemaOf(total)) : undefined
 
-/** A PgBouncer in front of `url`, and a URL through it whose sessions use `schema` (a role of its name). */
-async function throughPgBouncer(url, schema) {
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  try {
-    if ((await admin.query('select 1 from pg_roles where rolname = $1', [schema])).rowCount === 0) await admin.query(`create role ${schema} login superuser`)
-    await admin.query(`alter role ${schema} set search_path = ${schema}, public`)
-  } finally {
-    await admin.end()
-  }
-  const server = await startPgBouncerServer({ upstream: url, poolSize: 10 })
-  return { server, database: server.urlAs(schema) }
-}
 const servers = {
   floor: await startServer(process.execPath, floorArgs(data, database)),
   Fastify: await startServer(process.execPath, floorArgs(data, database, '--fastify')),

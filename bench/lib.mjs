@@ -6,6 +6,8 @@ import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
+import pg from 'pg'
+import { startPgBouncerServer } from '../test/support/pgbouncer-server.mjs'
 import { createApiKeyAuthenticator, createRegistry, tokenize } from '../dist/index.js'
 import { createSqliteStore } from '../dist/kysely/index.js'
 
@@ -45,6 +47,20 @@ export function inSchema(url, schema) {
 }
 /** The PostgreSQL schema of http.mjs's data set of `total` entities (profile-get.mjs serves it too). */
 export const httpSchemaOf = (total) => `bench_http_${total}`
+
+/** A PgBouncer in front of `url`, and a URL through it whose sessions use `schema` (a role of its name). */
+export async function throughPgBouncer(url, schema) {
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    if ((await admin.query('select 1 from pg_roles where rolname = $1', [schema])).rowCount === 0) await admin.query(`create role ${schema} login superuser`)
+    await admin.query(`alter role ${schema} set search_path = ${schema}, public`)
+  } finally {
+    await admin.end()
+  }
+  const server = await startPgBouncerServer({ upstream: url, poolSize: 10 })
+  return { server, database: server.urlAs(schema) }
+}
 
 /**
  * Starts a server in its own process group and resolves when it prints "listening on URL": its URL,

@@ -9,8 +9,9 @@
 // profiler, each server run twice: every allocation, then only what outlived a young-generation
 // collection (what makes those collections slow, and full collections come): bytes a request, by
 // the frame that allocated them.
-//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged | --download | --path PATH] [--postgres URL] [--heap]
-// --postgres: both servers over http.mjs's schema of that server (`http.mjs --postgres URL` builds it).
+//   node bench/profile-get.mjs [--entities 300000] [--duration 5] [--interval 200] [--top 0] [--keep DIR] [--merged | --download | --path PATH] [--postgres URL [--pgbouncer]] [--heap]
+// --postgres: both servers over http.mjs's schema of that server (`http.mjs --postgres URL` builds it);
+// --pgbouncer (with --postgres) profiles entity-registry a second time through a PgBouncer in transaction mode.
 // --merged profiles the get of an id merged twice over (http.mjs's "get merged (two hops)") instead;
 // --path any request of http.mjs's (a list page: '/v1/entities?page[limit]=100').
 //   node bench/profile-get.mjs --analyse DIR [--top N] [--heap]   (the profiles a run with --keep DIR left, again)
@@ -24,7 +25,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { benchServeArgs, contractPeerArgs, DATA_DIR, floorArgs, httpSchemaOf, idOf, inSchema, KEY, machine, ROOT, startServer } from './lib.mjs'
+import { benchServeArgs, contractPeerArgs, DATA_DIR, floorArgs, httpSchemaOf, idOf, inSchema, KEY, machine, ROOT, startServer, throughPgBouncer } from './lib.mjs'
 import { openQueries } from './servers/queries.mjs'
 
 const { values: options } = parseArgs({
@@ -39,6 +40,7 @@ const { values: options } = parseArgs({
     download: { type: 'boolean', default: false },
     path: { type: 'string' },
     postgres: { type: 'string' },
+    pgbouncer: { type: 'boolean', default: false },
     heap: { type: 'boolean', default: false },
   },
 })
@@ -194,13 +196,20 @@ function attributeHeap({ profile, requests }) {
   return { bytes: bytes / requests, frames: [...perFrame].sort((a, b) => b[1] - a[1]).map(([key, total]) => [key, total / requests]) }
 }
 
+if (options.pgbouncer && options.postgres === undefined) throw new Error('--pgbouncer needs --postgres')
+const bouncer = options.pgbouncer && !options.analyse ? await throughPgBouncer(options.postgres, httpSchemaOf(total)) : undefined
 const servers = {
   floor: floorArgs(data, database),
   ...(options.heap ? { 'Fastify, contract': contractPeerArgs(data, database) } : {}),
   'entity-registry': benchServeArgs(ROOT, data, database),
+  ...(options.pgbouncer ? { 'entity-registry, through PgBouncer': benchServeArgs(ROOT, data, ['--database', bouncer?.database]) } : {}),
 }
 const samplings = options.heap ? ['all', 'survivors'] : [undefined]
-if (!options.analyse) for (const [name, args] of Object.entries(servers)) for (const sampling of samplings) await profileUnderLoad(name, args, sampling)
+try {
+  if (!options.analyse) for (const [name, args] of Object.entries(servers)) for (const sampling of samplings) await profileUnderLoad(name, args, sampling)
+} finally {
+  await bouncer?.server.stop()
+}
 const names = Object.keys(servers)
 /** Per server, its run of each sampling (one CPU profile, or the two heap profiles). */
 const runs = Object.fromEntries(names.map((name) => [name, samplings.map((sampling) => readRun(name, sampling))]))
