@@ -21,6 +21,8 @@
 //   --by-query        every query's nDCG@10
 //   --no-peers        leave MiniSearch and Orama out
 //   --no-word-relatives  search without WordNet's relatives of the typed words (`serve --no-word-relatives`)
+//   --word-relatives FILE  another list of relatives in the place of assets/wordnet/relatives.txt.gz (its
+//                     format, gzipped): a variant of scripts/build-word-relatives.mjs, measured
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -28,7 +30,8 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama'
 import MiniSearch from 'minisearch'
-import { createEntityTexts, createIndexer, createSearch, matchesQualifiers, parseGffs } from '../dist/index.js'
+import { gunzipSync } from 'node:zlib'
+import { createEntityTexts, createIndexer, createSearch, matchesQualifiers, parseGffs, parseWordRelatives } from '../dist/index.js'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { Kysely, PGliteDialect } from 'kysely'
@@ -51,6 +54,7 @@ const { values: options } = parseArgs({
     'by-query': { type: 'boolean', default: false },
     'no-peers': { type: 'boolean', default: false },
     'no-word-relatives': { type: 'boolean', default: false },
+    'word-relatives': { type: 'string' },
   },
 })
 const queries = readRelevanceSet(resolve(options.set)).filter((query) => options.part === undefined || query.part === options.part)
@@ -72,7 +76,11 @@ for (let after = null; ; ) {
 }
 
 const nicknames = await loadNicknames()
-const relatives = options['no-word-relatives'] ? undefined : await loadWordRelatives()
+const relatives = options['no-word-relatives']
+  ? undefined
+  : options['word-relatives'] !== undefined
+    ? parseWordRelatives(gunzipSync(readFileSync(options['word-relatives'])).toString('utf8'))
+    : await loadWordRelatives()
 const texts = createEntityTexts({ blobs })
 /** Search over `index` as `serve` runs it: the renditions' texts indexed as passages too. */
 async function entityRegistry(index, embedder) {

