@@ -56,6 +56,8 @@ export class Documents {
   /** Forward tokens: slot s's are the terms numbered `tokenTerms[tokenStarts[s] .. tokenStarts[s + 1]]`. */
   readonly tokenStarts = growableUint32()
   readonly tokenTerms = growableUint32()
+  /** Each slot's number of tokens (what `tokenStarts` gives too): the postings loops read one column a slot. */
+  readonly tokenLengths = growableUint32()
   readonly nameLengths = growableUint32()
   /** The names joined by spaces ('' without names): trigram scores read it, as `textScorer` does. */
   readonly namesText: string[] = []
@@ -88,6 +90,7 @@ export class Documents {
     this.tokens.add(slot, countsOf(entity.tokens))
     for (const token of entity.tokens) this.tokenTerms.push(this.tokens.terms.get(token)!.number)
     this.tokenStarts.push(this.tokenTerms.length)
+    this.tokenLengths.push(entity.tokens.length)
     this.names.add(slot, countsOf(entity.names))
     this.nameLengths.push(entity.names.length)
     const text = entity.names.join(' ')
@@ -129,7 +132,7 @@ export class Documents {
 
   /** Lets the columns' slack go (after a load: they grew by half again each time). */
   trim(): void {
-    for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.nameLengths, this.vectors, this.vectorScales]) column.trim()
+    for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.tokenLengths, this.nameLengths, this.vectors, this.vectorScales]) column.trim()
     for (const field of KEPT_FIELDS) {
       this.fields[field].codes.trim()
       for (const slots of this.fields[field].slots) slots.trim()
@@ -144,7 +147,7 @@ export class Documents {
   }
 
   tokenLength(slot: number): number {
-    return this.tokenStarts.values[slot + 1]! - this.tokenStarts.values[slot]!
+    return this.tokenLengths.values[slot]!
   }
 
   gramLength(slot: number): number {

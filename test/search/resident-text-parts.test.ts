@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import { parseGffs } from '../../src/gffs/parse.js'
+import type { TextQuery } from '../../src/ports/search-index.js'
+import { Documents } from '../../src/resident/documents.js'
 import { GramPostings } from '../../src/resident/gram-postings.js'
 import { growableUint32 } from '../../src/resident/growable.js'
+import { prefilterOf } from '../../src/resident/prefilter.js'
+import { rankText } from '../../src/resident/text-ranking.js'
 import { TypedGrams } from '../../src/resident/typed-grams.js'
 import { bm25, type FieldStatistics, idf } from '../../src/search/bm25.js'
 import { MATCH_WEIGHTS, trigramsOf } from '../../src/search/text.js'
@@ -75,5 +80,38 @@ describe("the resident index's trigram postings", () => {
       const expected = texts.flatMap((text, slot) => (grams.every((gram) => text.includes(gram)) ? [slot] : []))
       expect(Array.from(into.values.subarray(0, into.length)), name).toEqual(expected)
     }
+  })
+})
+
+describe("the resident index's full text under a prefilter", () => {
+  // 400 entities: a type kept by few (`rare`), one by most (`common`); the word `every` in all of
+  // them, `some` in a few, names in a third; one `rare` entity removed (its slot dead).
+  const documents = new Documents(2)
+  for (let n = 0; n < 400; n++) {
+    const tokens = ['every', ...(n % 37 === 0 ? ['some'] : []), ...(n % 5 === 0 ? ['ønske'] : []), ...(n % 11 === 0 ? ['émoji😀'] : [])]
+    const names = n % 3 === 0 ? ['anna', n % 2 === 0 ? 'smith' : 'smyth'] : []
+    documents.put({ id: `e${String(n).padStart(3, '0')}`, fields: { type: n % 20 === 0 ? 'rare' : 'common' }, tokens, names, vector: Float32Array.of(1, n) })
+  }
+  documents.remove('e040')
+  const query = (...typed: string[]): TextQuery => ({ words: typed.map((token) => ({ token, names: token === 'smith' ? ['smith'] : [] })), phrases: [] })
+  const prefilter = (filter: string) => prefilterOf(documents, parseGffs(filter, { allowFreeText: false }).qualifiers)
+  const allows = (filter: string, id: string) => prefilter(filter)!.allows(documents.slotOf.get(id)!)
+
+  it('finds what ranking with none finds among the slots the prefilter allows, scores included, whether it marks the slots it keeps or asks it of each posting', () => {
+    // A prefilter listing fewer slots than the words' postings marks them (`type:rare`, `type:common` for `every`), a broader one is asked (`type:common` for `some`), as one naming no values is (a negation).
+    for (const filter of ['type:rare', 'type:common', '-type:rare', 'type:rare type:common', 'type:none']) {
+      for (const typed of [['every'], ['some'], ['every', 'some'], ['ønske', 'émoji😀'], ['smith'], ['every', 'smith'], ['nothing']]) {
+        const unfiltered = rankText(documents, query(...typed), null, 1000).filter((hit) => allows(filter, hit.id))
+        expect(rankText(documents, query(...typed), prefilter(filter), 1000), `${typed.join(' ')} ${filter}`).toEqual(unfiltered)
+      }
+    }
+  })
+
+  it('leaves no slot marked for the next query, and never finds a removed one', () => {
+    expect(rankText(documents, query('every'), prefilter('type:rare'), 1000).map((hit) => hit.id)).not.toContain('e040')
+    const everyOne = rankText(documents, query('every'), null, 1000)
+    expect(everyOne).toHaveLength(399)
+    expect(rankText(documents, query('every'), prefilter('type:common'), 1000)).toHaveLength(399 - 19)
+    expect(rankText(documents, query('every'), null, 1000)).toEqual(everyOne)
   })
 })
