@@ -57,6 +57,8 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
   const gramField = statisticsOf(documents.gramStatistics, (gram) => documents.grams.of(gram)?.holders ?? 0)
   const tokenLengths = documents.tokenLengths.values
   const nameLengths = documents.nameLengths.values
+  const namesUnits = documents.namesUnits.values
+  const namesStarts = documents.namesStarts.values
   const typedGrams = new TypedGrams(query.words.flatMap((word) => word.names), gramField)
   const admitted = admittedSlots(documents, prefilter, wordPostings(documents, query))
   const allowed = (slot: number) => admitted.marks[slot] === 1 && (admitted.broad === null || admitted.broad.allows(slot))
@@ -108,7 +110,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     for (let at = 0; at < reading.length; at++) {
       const slot = reading.values[at]!
       // A slot without names (a bill's) is passed without reading its (empty) names text.
-      if (nameLengths[slot] !== 0) scores[slot] = typedGrams.addScores(scores[slot]!, documents.namesText[slot]!)
+      if (nameLengths[slot] !== 0) scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!)
     }
     const top = new TopHits(limit, documents.ids)
     const addCandidate = (slot: number, withGrams: boolean) => {
@@ -116,7 +118,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       const phraseScore = phrased === null ? 0 : phrased.get(slot)
       if (phraseScore === undefined || (mask === 0 && phrased === null)) return
       const score = scores[slot]! + phraseScore
-      top.offer(slot, withGrams ? typedGrams.addScores(score, documents.namesText[slot]!) : score, popcount(mask))
+      top.offer(slot, withGrams ? typedGrams.addScores(score, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!) : score, popcount(mask))
     }
     for (let at = 0; at < touched.length; at++) addCandidate(touched.values[at]!, false)
     // Slots that hold every phrase and no word still match (their trigram scores added here).

@@ -25,6 +25,12 @@ function expectedScore(score: number, names: string[], text: string): number {
   return score
 }
 
+/** `text`'s UTF-16 units packed between others (`ab` before, `cd` after: trigrams across the edges would be found if read), as `Documents` packs names. */
+function packed(text: string): [Uint16Array, number, number] {
+  const around = `ab${text}cd`
+  return [Uint16Array.from({ length: around.length }, (_, at) => around.charCodeAt(at)), 2, 2 + text.length]
+}
+
 describe("the resident index's typed trigrams", () => {
   const cases: [string[], string][] = [
     [['christian', 'chris', 'kris', 'tisqarzorson'], 'Christian Tisparzorson'.toLowerCase()],
@@ -39,6 +45,10 @@ describe("the resident index's typed trigrams", () => {
     [['a😀b', '😀😀'], 'xa😀b 😀😀😀'],
     [['\u0000\u0000\u0000', '   '], '\u0000\u0000\u0000\u0000    '],
     [['abc', 'bcd'], 'abcd bcd abc'],
+    [['abc', 'bcd'], 'c a'],
+    [['bab', 'dcd'], 'b d'],
+    [['abc'], ''],
+    [['\ud800ab', 'b\udc00c'], 'x\ud800ab\udc00c'],
   ]
 
   it('adds the same scores as searching the text for each typed trigram, to the last bit, in the order they were typed', () => {
@@ -46,7 +56,7 @@ describe("the resident index's typed trigrams", () => {
       const typed = new TypedGrams(names, field)
       typed.claim()
       try {
-        for (const start of [0, 1.25, 17.1]) expect(typed.addScores(start, text), `${names.join(',')} in ${text}`).toBe(expectedScore(start, names, text))
+        for (const start of [0, 1.25, 17.1]) expect(typed.addScores(start, ...packed(text)), `${names.join(',')} in ${text}`).toBe(expectedScore(start, names, text))
       } finally {
         typed.release()
       }
@@ -59,9 +69,28 @@ describe("the resident index's typed trigrams", () => {
     first.release()
     const second = new TypedGrams(['jones'], field)
     second.claim()
-    expect(second.addScores(0, 'john smith')).toBe(0)
-    expect(second.addScores(0, 'jane jones')).toBe(expectedScore(0, ['jones'], 'jane jones'))
+    expect(second.addScores(0, ...packed('john smith'))).toBe(0)
+    expect(second.addScores(0, ...packed('jane jones'))).toBe(expectedScore(0, ['jones'], 'jane jones'))
     second.release()
+  })
+})
+
+describe("the resident index's packed names", () => {
+  it("gives back each slot's names as they were put, and their trigrams' length, whatever units they hold", () => {
+    const documents = new Documents(2)
+    const namesOfEach = [[], ['anna', 'smith'], [''], ['josé', 'zoë'], ['a😀b', '😀'], ['\ud800', '\udc00x'], ['北京市人'], ['x'.repeat(10_000), 'y'], ['ab']]
+    namesOfEach.forEach((names, n) => documents.put({ id: `e${n}`, fields: {}, tokens: ['word'], names, vector: Float32Array.of(1, 0) }))
+    namesOfEach.forEach((names, slot) => {
+      const text = names.join(' ')
+      expect(documents.namesTextOf(slot)).toBe(text)
+      expect(documents.namesOf(slot)).toEqual(text === '' ? [] : names)
+      expect(documents.gramLength(slot)).toBe(Math.max(0, text.length - 2))
+    })
+    // Removing a slot takes its trigrams' holders back: `smi` was held by one slot.
+    expect(documents.grams.of('smi')!.holders).toBe(1)
+    documents.remove('e1')
+    expect(documents.grams.of('smi')!.holders).toBe(0)
+    expect(documents.grams.of('😀'.charAt(0) + '😀'.charAt(1) + 'b')!.holders).toBe(1)
   })
 })
 
