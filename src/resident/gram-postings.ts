@@ -92,8 +92,10 @@ function distinctKeysOf(text: string): number[] {
 
 /** The trigram at `at` as a number: 21 bits for ASCII (a small integer), else the three units in 48 bits. */
 export function gramKeyAt(text: string, at: number): number {
-  const a = text.charCodeAt(at)
-  const b = text.charCodeAt(at + 1)
-  const c = text.charCodeAt(at + 2)
+  return gramKeyOf(text.charCodeAt(at), text.charCodeAt(at + 1), text.charCodeAt(at + 2))
+}
+
+/** The trigram of the UTF-16 units `a`, `b`, `c` as a number (`gramKeyAt`). */
+export function gramKeyOf(a: number, b: number, c: number): number {
   return (a | b | c) < 128 ? (a << 14) | (b << 7) | c : 2 ** 21 + a * 2 ** 32 + b * 2 ** 16 + c
 }

@@ -1,4 +1,4 @@
-type Numbers = Uint8Array | Int8Array | Uint32Array | Float32Array
+type Numbers = Uint8Array | Int8Array | Uint16Array | Uint32Array | Float32Array
 
 /**
  * A typed array that grows by half again when full: postings and the columns of documents append
@@ -37,6 +37,7 @@ export class Growable<T extends Numbers> {
 }
 
 export const growableUint8 = () => new Growable((length) => new Uint8Array(length))
+export const growableUint16 = () => new Growable((length) => new Uint16Array(length))
 export const growableUint32 = () => new Growable((length) => new Uint32Array(length))
 export const growableFloat32 = () => new Growable((length) => new Float32Array(length))
 

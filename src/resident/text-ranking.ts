@@ -7,6 +7,7 @@ import type { Prefilter } from './prefilter.js'
 import type { Term } from './term-dictionary.js'
 import { TopHits } from './top-hits.js'
 import { TypedGrams } from './typed-grams.js'
+import { allowedSlots } from './vector-ranking.js'
 
 /** Typed words that a query's bit masks can count; a query with more goes to the index behind. */
 export const MOST_RANKED_WORDS = 31
@@ -18,6 +19,8 @@ class Scratch {
   masks = new Uint32Array(0)
   /** Per slot: set while a slot is in a list being made (zeroed after). */
   flags = new Uint8Array(0)
+  /** Per slot: 1 where a selective prefilter keeps it, for one query (zeroed after). */
+  admitted = new Uint8Array(0)
   touched = growableUint32()
   nearTouched = growableUint32()
   /** Slots listed for one step (those holding a name's trigrams, those whose names to read). */
@@ -30,6 +33,7 @@ class Scratch {
     this.nearest = new Float64Array(size)
     this.masks = new Uint32Array(size)
     this.flags = new Uint8Array(size)
+    this.admitted = new Uint8Array(size)
   }
 }
 
@@ -48,91 +52,65 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
   scratch.fit(slots)
   const { scores, masks, touched } = scratch
   touched.length = 0
-  const alive = documents.alive.values
-  const allowed = (slot: number) => alive[slot] === 1 && (prefilter === null || prefilter.allows(slot))
   const tokenField = statisticsOf(documents.tokenStatistics, (term) => documents.tokens.terms.get(term)?.holders ?? 0)
   const nameField = statisticsOf(documents.nameStatistics, (term) => documents.names.terms.get(term)?.holders ?? 0)
   const gramField = statisticsOf(documents.gramStatistics, (gram) => documents.grams.of(gram)?.holders ?? 0)
-  const touch = (slot: number) => {
-    if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
-  }
-
-  // Phrases: every one must be held; the slots that hold them all, with their phrases' scores.
-  const phrased = query.phrases.length > 0 ? phraseScores(documents, query.phrases, tokenField, allowed) : null
-
-  query.words.forEach((word, position) => {
-    const bit = 1 << position
-    const allowance = typoAllowance(word.token)
-    const exact = documents.tokens.terms.get(word.token)
-    if (exact !== undefined) {
-      addTerm(exact, tokenField, MATCH_WEIGHTS.word, (slot) => documents.tokenLength(slot), bit)
-    }
-    if (allowance > 0) addNearest(documents.tokens.near(word.token, allowance), bit)
-    for (const name of word.names) {
-      const term = documents.names.terms.get(name)
-      if (term !== undefined) addTerm(term, nameField, MATCH_WEIGHTS.name, (slot) => documents.nameLengths.values[slot]!, bit)
-      // A part of a name: the names holding all its trigrams match the word (their trigram scores come below).
-      if (name.length >= 3) markHoldingGrams(name, bit)
-    }
-  })
-
-  /** Each allowed slot holding `term`, marked as matching the word `bit`, told with the term's BM25 there. */
-  function eachHolder(term: Term, field: FieldStatistics, lengthOf: (slot: number) => number, bit: number, found: (slot: number, score: number) => void) {
-    const termIdf = idf(field, term.holders)
-    const { values: holders } = term.documents
-    const { values: counts } = term.counts
-    for (let at = 0; at < term.documents.length; at++) {
-      const slot = holders[at]!
-      if (!allowed(slot)) continue
-      touch(slot)
-      masks[slot]! |= bit
-      found(slot, bm25(field, counts[at]!, lengthOf(slot), termIdf))
-    }
-  }
-
-  function addTerm(term: Term, field: FieldStatistics, weight: number, lengthOf: (slot: number) => number, bit: number) {
-    eachHolder(term, field, lengthOf, bit, (slot, score) => (scores[slot]! += weight * score))
-  }
-
-  /** The slots whose names' text holds every trigram of `name`, from the trigrams' postings. */
-  function markHoldingGrams(name: string, bit: number) {
-    const { listed } = scratch
-    documents.grams.holdingAll([...new Set(trigramsOf(name))], listed)
-    for (let at = 0; at < listed.length; at++) {
-      const slot = listed.values[at]!
-      if (!allowed(slot)) continue
-      touch(slot)
-      masks[slot]! |= bit
-    }
-  }
-
-  /** A typo's score: the best of the near terms a slot holds (the word itself included), at half weight. */
-  function addNearest(terms: readonly Term[], bit: number) {
-    const { nearest, nearTouched } = scratch
-    nearTouched.length = 0
-    for (const term of terms) {
-      eachHolder(term, tokenField, (slot) => documents.tokenLength(slot), bit, (slot, score) => {
-        if (nearest[slot] === 0) nearTouched.push(slot)
-        if (score > nearest[slot]!) nearest[slot] = score
-      })
-    }
-    for (let at = 0; at < nearTouched.length; at++) {
-      const slot = nearTouched.values[at]!
-      scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot]!
-      nearest[slot] = 0
-    }
-  }
-
-  // The typed names' trigrams, scored on the slots that matched a word, each slot's names read once.
+  const tokenLengths = documents.tokenLengths.values
+  const nameLengths = documents.nameLengths.values
+  const namesUnits = documents.namesUnits.values
+  const namesStarts = documents.namesStarts.values
   const typedGrams = new TypedGrams(query.words.flatMap((word) => word.names), gramField)
+  const admitted = admittedSlots(documents, prefilter, wordPostings(documents, query))
+  const allowed = (slot: number) => admitted.marks[slot] === 1 && (admitted.broad === null || admitted.broad.allows(slot))
   typedGrams.claim()
   try {
+    // Phrases: every one must be held; the slots that hold them all, with their phrases' scores.
+    const phrased = query.phrases.length > 0 ? phraseScores(documents, query.phrases, tokenField, allowed) : null
+
+    query.words.forEach((word, position) => {
+      const bit = 1 << position
+      const allowance = typoAllowance(word.token)
+      const exact = documents.tokens.terms.get(word.token)
+      if (exact !== undefined) addPostings(exact, tokenField, tokenLengths, bit, admitted, MATCH_WEIGHTS.word)
+      if (allowance > 0) addNearest(documents.tokens.near(word.token, allowance), bit)
+      for (const name of word.names) {
+        const term = documents.names.terms.get(name)
+        if (term !== undefined) addPostings(term, nameField, nameLengths, bit, admitted, MATCH_WEIGHTS.name)
+        // A part of a name: the names holding all its trigrams match the word (their trigram scores come below).
+        if (name.length >= 3) markHoldingGrams(name, bit)
+      }
+    })
+
+    /** The slots whose names' text holds every trigram of `name`, from the trigrams' postings. */
+    function markHoldingGrams(name: string, bit: number) {
+      const { listed } = scratch
+      documents.grams.holdingAll([...new Set(trigramsOf(name))], listed)
+      for (let at = 0; at < listed.length; at++) {
+        const slot = listed.values[at]!
+        if (!allowed(slot)) continue
+        if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
+        masks[slot]! |= bit
+      }
+    }
+
+    /** A typo's score: the best of the near terms a slot holds (the word itself included), at half weight. */
+    function addNearest(terms: readonly Term[], bit: number) {
+      const { nearest, nearTouched } = scratch
+      nearTouched.length = 0
+      for (const term of terms) addPostings(term, tokenField, tokenLengths, bit, admitted, KEEP_THE_BEST)
+      for (let at = 0; at < nearTouched.length; at++) {
+        const slot = nearTouched.values[at]!
+        scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot]!
+        nearest[slot] = 0
+      }
+    }
+
+    // The typed names' trigrams, scored on the slots that matched a word, each slot's names read once.
     const reading = slotsToReadForGrams(documents, typedGrams.grams, touched, masks)
-    const nameLengths = documents.nameLengths.values
     for (let at = 0; at < reading.length; at++) {
       const slot = reading.values[at]!
       // A slot without names (a bill's) is passed without reading its (empty) names text.
-      if (nameLengths[slot] !== 0) scores[slot] = typedGrams.addScores(scores[slot]!, documents.namesText[slot]!)
+      if (nameLengths[slot] !== 0) scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!)
     }
     const top = new TopHits(limit, documents.ids)
     const addCandidate = (slot: number, withGrams: boolean) => {
@@ -140,7 +118,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       const phraseScore = phrased === null ? 0 : phrased.get(slot)
       if (phraseScore === undefined || (mask === 0 && phrased === null)) return
       const score = scores[slot]! + phraseScore
-      top.offer(slot, withGrams ? typedGrams.addScores(score, documents.namesText[slot]!) : score, popcount(mask))
+      top.offer(slot, withGrams ? typedGrams.addScores(score, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!) : score, popcount(mask))
     }
     for (let at = 0; at < touched.length; at++) addCandidate(touched.values[at]!, false)
     // Slots that hold every phrase and no word still match (their trigram scores added here).
@@ -148,12 +126,78 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     return top.hits().sort(bestFirst)
   } finally {
     typedGrams.release()
+    admitted.release()
     for (let at = 0; at < touched.length; at++) {
       const slot = touched.values[at]!
       scores[slot] = 0
       masks[slot] = 0
     }
   }
+}
+
+/** `addPostings`'s weight for a near term: its BM25 is kept where it is a slot's best so far, not added. */
+const KEEP_THE_BEST = -1
+
+/**
+ * Each admitted slot holding `term`, marked as matching the word `bit`, given the term's BM25 there
+ * (`lengths`: the field's length in each slot): added to its score at `weight`, or with
+ * `KEEP_THE_BEST` kept in `nearest` where it is the best so far. Most of a query's work is this loop:
+ * it calls nothing a slot but `bm25` (and a broad prefilter's test).
+ */
+function addPostings(term: Term, field: FieldStatistics, lengths: Uint32Array, bit: number, admitted: AdmittedSlots, weight: number): void {
+  const { scores, masks, touched, nearest, nearTouched } = scratch
+  const { marks, broad } = admitted
+  const termIdf = idf(field, term.holders)
+  const holders = term.documents.values
+  const counts = term.counts.values
+  for (let at = 0, length = term.documents.length; at < length; at++) {
+    const slot = holders[at]!
+    if (marks[slot] !== 1 || (broad !== null && !broad.allows(slot))) continue
+    if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
+    masks[slot]! |= bit
+    const score = bm25(field, counts[at]!, lengths[slot]!, termIdf)
+    if (weight !== KEEP_THE_BEST) scores[slot]! += weight * score
+    else {
+      if (nearest[slot] === 0) nearTouched.push(slot)
+      if (score > nearest[slot]!) nearest[slot] = score
+    }
+  }
+}
+
+/** Which slots a query may match: those marked 1 in `marks`, and of them those `broad` allows (when not null). */
+interface AdmittedSlots {
+  marks: Uint8Array
+  broad: Prefilter | null
+  /** Clears the marks this query set. */
+  release(): void
+}
+
+/**
+ * The slots a query may match as a byte a slot: with no prefilter, the live ones (`alive` itself);
+ * with a prefilter whose values list fewer slots than the query's words' postings, the live slots it
+ * keeps, marked in scratch (a test of the prefilter each, where the postings would cost one a
+ * posting walked); with a broader one, the live ones, the prefilter asked of each posting's slot.
+ */
+function admittedSlots(documents: Documents, prefilter: Prefilter | null, postings: number): AdmittedSlots {
+  const alive = documents.alive.values
+  const nothingToClear = () => {}
+  if (prefilter === null) return { marks: alive, broad: null, release: nothingToClear }
+  const listed = prefilter.narrowest()?.reduce((sum, list) => sum + list.length, 0) ?? Infinity
+  const kept = listed < postings ? allowedSlots(documents, prefilter, listed) : null
+  if (kept === null) return { marks: alive, broad: prefilter, release: nothingToClear }
+  const { admitted: marks } = scratch
+  for (let at = 0; at < kept.length; at++) marks[kept[at]!] = 1
+  return { marks, broad: null, release: () => marks.fill(0, 0, documents.ids.length) }
+}
+
+/** The postings of the query's words and names themselves (near terms not counted): the least its ranking walks. */
+function wordPostings(documents: Documents, query: TextQuery): number {
+  let postings = 0
+  for (const word of query.words) {
+    postings += documents.tokens.terms.get(word.token)?.documents.length ?? 0
+    for (const name of word.names) postings += documents.names.terms.get(name)?.documents.length ?? 0
+  }
+  return postings
 }
 
 /**

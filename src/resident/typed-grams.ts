@@ -1,6 +1,6 @@
 import { bm25, type FieldStatistics, idf } from '../search/bm25.js'
 import { MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
-import { gramKeyAt } from './gram-postings.js'
+import { gramKeyAt, gramKeyOf } from './gram-postings.js'
 
 /** Trigram keys of ASCII units are below 2 ** 21 (`gramKeyAt`): one bit each says whether a query typed it. */
 const ASCII_KEYS = 2 ** 21
@@ -84,29 +84,29 @@ export class TypedGrams {
   }
 
   /**
-   * `score` with the typed trigrams' scores in `text` (a document's joined names) added, one after
-   * the other in the order they were typed, as `textScorer` adds them (so that the sum is the same
-   * to the last bit). Between `claim` and `release`.
+   * `score` with the typed trigrams' scores in a document's joined names (the UTF-16 units
+   * `units[start .. end]`) added, one after the other in the order they were typed, as `textScorer`
+   * adds them (so that the sum is the same to the last bit). Between `claim` and `release`.
    */
-  addScores(score: number, text: string): number {
-    if (text.length < 3) return score
+  addScores(score: number, units: Uint16Array, start: number, end: number): number {
+    if (end - start < 3) return score
     const { counts, held } = this
     // The last three units as an ASCII key, and which of them were not ASCII (then the key is made whole).
     let key = 0
     let wide = 0
-    for (let at = 0; at < text.length; at++) {
-      const unit = text.charCodeAt(at)
+    for (let at = start; at < end; at++) {
+      const unit = units[at]!
       key = ((key << 7) | (unit & 0x7f)) & (ASCII_KEYS - 1)
       wide = ((wide << 1) | (unit >= 0x80 ? 1 : 0)) & 0b111
-      if (at < 2) continue
+      if (at < start + 2) continue
       if (wide === 0 && (typedAsciiKeys[key >>> 5]! & (1 << (key & 31))) === 0) continue
-      const number = this.numberOf(wide === 0 ? key : gramKeyAt(text, at - 2))
+      const number = this.numberOf(wide === 0 ? key : gramKeyOf(units[at - 2]!, units[at - 1]!, unit))
       if (number !== -1 && counts[number]!++ === 0) held.push(number)
     }
     if (held.length === 0) return score
     sortSmall(held)
     for (const number of held) {
-      score += this.times[number]! * MATCH_WEIGHTS.nameTrigram * bm25(this.field, counts[number]!, text.length - 2, this.weights[number]!)
+      score += this.times[number]! * MATCH_WEIGHTS.nameTrigram * bm25(this.field, counts[number]!, end - start - 2, this.weights[number]!)
       counts[number] = 0
     }
     held.length = 0

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import { parseGffs } from '../../src/gffs/parse.js'
+import type { TextQuery } from '../../src/ports/search-index.js'
+import { Documents } from '../../src/resident/documents.js'
 import { GramPostings } from '../../src/resident/gram-postings.js'
 import { growableUint32 } from '../../src/resident/growable.js'
+import { prefilterOf } from '../../src/resident/prefilter.js'
+import { rankText } from '../../src/resident/text-ranking.js'
 import { TypedGrams } from '../../src/resident/typed-grams.js'
 import { bm25, type FieldStatistics, idf } from '../../src/search/bm25.js'
 import { MATCH_WEIGHTS, trigramsOf } from '../../src/search/text.js'
@@ -20,6 +25,12 @@ function expectedScore(score: number, names: string[], text: string): number {
   return score
 }
 
+/** `text`'s UTF-16 units packed between others (`ab` before, `cd` after: trigrams across the edges would be found if read), as `Documents` packs names. */
+function packed(text: string): [Uint16Array, number, number] {
+  const around = `ab${text}cd`
+  return [Uint16Array.from({ length: around.length }, (_, at) => around.charCodeAt(at)), 2, 2 + text.length]
+}
+
 describe("the resident index's typed trigrams", () => {
   const cases: [string[], string][] = [
     [['christian', 'chris', 'kris', 'tisqarzorson'], 'Christian Tisparzorson'.toLowerCase()],
@@ -34,6 +45,10 @@ describe("the resident index's typed trigrams", () => {
     [['a😀b', '😀😀'], 'xa😀b 😀😀😀'],
     [['\u0000\u0000\u0000', '   '], '\u0000\u0000\u0000\u0000    '],
     [['abc', 'bcd'], 'abcd bcd abc'],
+    [['abc', 'bcd'], 'c a'],
+    [['bab', 'dcd'], 'b d'],
+    [['abc'], ''],
+    [['\ud800ab', 'b\udc00c'], 'x\ud800ab\udc00c'],
   ]
 
   it('adds the same scores as searching the text for each typed trigram, to the last bit, in the order they were typed', () => {
@@ -41,7 +56,7 @@ describe("the resident index's typed trigrams", () => {
       const typed = new TypedGrams(names, field)
       typed.claim()
       try {
-        for (const start of [0, 1.25, 17.1]) expect(typed.addScores(start, text), `${names.join(',')} in ${text}`).toBe(expectedScore(start, names, text))
+        for (const start of [0, 1.25, 17.1]) expect(typed.addScores(start, ...packed(text)), `${names.join(',')} in ${text}`).toBe(expectedScore(start, names, text))
       } finally {
         typed.release()
       }
@@ -54,9 +69,28 @@ describe("the resident index's typed trigrams", () => {
     first.release()
     const second = new TypedGrams(['jones'], field)
     second.claim()
-    expect(second.addScores(0, 'john smith')).toBe(0)
-    expect(second.addScores(0, 'jane jones')).toBe(expectedScore(0, ['jones'], 'jane jones'))
+    expect(second.addScores(0, ...packed('john smith'))).toBe(0)
+    expect(second.addScores(0, ...packed('jane jones'))).toBe(expectedScore(0, ['jones'], 'jane jones'))
     second.release()
+  })
+})
+
+describe("the resident index's packed names", () => {
+  it("gives back each slot's names as they were put, and their trigrams' length, whatever units they hold", () => {
+    const documents = new Documents(2)
+    const namesOfEach = [[], ['anna', 'smith'], [''], ['josé', 'zoë'], ['a😀b', '😀'], ['\ud800', '\udc00x'], ['北京市人'], ['x'.repeat(10_000), 'y'], ['ab']]
+    namesOfEach.forEach((names, n) => documents.put({ id: `e${n}`, fields: {}, tokens: ['word'], names, vector: Float32Array.of(1, 0) }))
+    namesOfEach.forEach((names, slot) => {
+      const text = names.join(' ')
+      expect(documents.namesTextOf(slot)).toBe(text)
+      expect(documents.namesOf(slot)).toEqual(text === '' ? [] : names)
+      expect(documents.gramLength(slot)).toBe(Math.max(0, text.length - 2))
+    })
+    // Removing a slot takes its trigrams' holders back: `smi` was held by one slot.
+    expect(documents.grams.of('smi')!.holders).toBe(1)
+    documents.remove('e1')
+    expect(documents.grams.of('smi')!.holders).toBe(0)
+    expect(documents.grams.of('😀'.charAt(0) + '😀'.charAt(1) + 'b')!.holders).toBe(1)
   })
 })
 
@@ -75,5 +109,38 @@ describe("the resident index's trigram postings", () => {
       const expected = texts.flatMap((text, slot) => (grams.every((gram) => text.includes(gram)) ? [slot] : []))
       expect(Array.from(into.values.subarray(0, into.length)), name).toEqual(expected)
     }
+  })
+})
+
+describe("the resident index's full text under a prefilter", () => {
+  // 400 entities: a type kept by few (`rare`), one by most (`common`); the word `every` in all of
+  // them, `some` in a few, names in a third; one `rare` entity removed (its slot dead).
+  const documents = new Documents(2)
+  for (let n = 0; n < 400; n++) {
+    const tokens = ['every', ...(n % 37 === 0 ? ['some'] : []), ...(n % 5 === 0 ? ['ønske'] : []), ...(n % 11 === 0 ? ['émoji😀'] : [])]
+    const names = n % 3 === 0 ? ['anna', n % 2 === 0 ? 'smith' : 'smyth'] : []
+    documents.put({ id: `e${String(n).padStart(3, '0')}`, fields: { type: n % 20 === 0 ? 'rare' : 'common' }, tokens, names, vector: Float32Array.of(1, n) })
+  }
+  documents.remove('e040')
+  const query = (...typed: string[]): TextQuery => ({ words: typed.map((token) => ({ token, names: token === 'smith' ? ['smith'] : [] })), phrases: [] })
+  const prefilter = (filter: string) => prefilterOf(documents, parseGffs(filter, { allowFreeText: false }).qualifiers)
+  const allows = (filter: string, id: string) => prefilter(filter)!.allows(documents.slotOf.get(id)!)
+
+  it('finds what ranking with none finds among the slots the prefilter allows, scores included, whether it marks the slots it keeps or asks it of each posting', () => {
+    // A prefilter listing fewer slots than the words' postings marks them (`type:rare`, `type:common` for `every`), a broader one is asked (`type:common` for `some`), as one naming no values is (a negation).
+    for (const filter of ['type:rare', 'type:common', '-type:rare', 'type:rare type:common', 'type:none']) {
+      for (const typed of [['every'], ['some'], ['every', 'some'], ['ønske', 'émoji😀'], ['smith'], ['every', 'smith'], ['nothing']]) {
+        const unfiltered = rankText(documents, query(...typed), null, 1000).filter((hit) => allows(filter, hit.id))
+        expect(rankText(documents, query(...typed), prefilter(filter), 1000), `${typed.join(' ')} ${filter}`).toEqual(unfiltered)
+      }
+    }
+  })
+
+  it('leaves no slot marked for the next query, and never finds a removed one', () => {
+    expect(rankText(documents, query('every'), prefilter('type:rare'), 1000).map((hit) => hit.id)).not.toContain('e040')
+    const everyOne = rankText(documents, query('every'), null, 1000)
+    expect(everyOne).toHaveLength(399)
+    expect(rankText(documents, query('every'), prefilter('type:common'), 1000)).toHaveLength(399 - 19)
+    expect(rankText(documents, query('every'), null, 1000)).toEqual(everyOne)
   })
 })
