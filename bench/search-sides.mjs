@@ -3,7 +3,7 @@
 // semantic side's nearest (with the similarity and the floor `standingOut` applies), and the fused
 // result. Looks at the development part only unless told otherwise (`--part held-out` is for a
 // decision already made). The memory index, the renditions' texts searched, as `serve` runs.
-// `node bench/search-sides.mjs [--kind paraphrase] [--part dev] [--set FILE] [--embedder none]` after `npm run build`.
+// `node bench/search-sides.mjs [--kind paraphrase] [--part dev] [--set FILE | 2 | 3] [--embedder none]` after `npm run build`.
 // Each relevant entity (grade): its rank fused, in the typed words' full text (with the words it
 // matched, `texts only` when only its passages did), in the relatives' full text (`no`: not widened),
 // among the nearest with its similarity; then the top 5 of the fused, nearest and full-text rankings
@@ -28,6 +28,8 @@ const { values: options } = parseArgs({
 /** As src/search/search-service.ts has them: a neighbour counts when it is STANDOUT above the BACKGROUND_RANKth's similarity. */
 const BACKGROUND_RANK = 50
 const STANDOUT = 0.07
+// `--set 2` and `--set 3`: the project's other sets by their number.
+if (/^[0-9]+$/.test(options.set)) options.set = new URL(`../test/search/relevance-set-${options.set}.json`, import.meta.url).pathname
 const queries = readRelevanceSet(resolve(options.set)).filter((query) => query.part === options.part && (options.kind === undefined || query.kind === options.kind))
 const demo = new URL('../demo/', import.meta.url).pathname
 const store = createMemoryStore()
