@@ -8,7 +8,12 @@
 // The index inside PostgreSQL runs on PGlite: with pgvector when the devDependency `pglite-vector`
 // (npm:@electric-sql/pglite@0.4.6, pgvector 0.8.1) is installed, and with pg_trgm alone without vectors.
 // `node bench/search-relevance.mjs` after `npm run build`. Options:
-//   --set FILE        another set (its queries without a `part` are held out)
+//   --set FILE        another set (its queries without a `part` are held out); `--set 2` is
+//                     test/search/relevance-set-2.json (held out whole), `--set 3`
+//                     test/search/relevance-set-3.json (paraphrases only, a development set: every
+//                     query `part: "dev"`)
+//   --by FIELD        the figures by another field of the queries than `kind` (`--set 3 --by target`:
+//                     person, committee, bill)
 //   --embedder NAME   `default` or `none` alone (both by default); or a candidate measured in the
 //                     default's place (its figures named `vectors`, so that `--against` compares it
 //                     with a saved run of the default): `transformers:DIR` (a transformers.js model
@@ -46,6 +51,7 @@ import { machine } from './lib.mjs'
 const { values: options } = parseArgs({
   options: {
     set: { type: 'string', default: new URL('../test/search/relevance-set.json', import.meta.url).pathname },
+    by: { type: 'string', default: 'kind' },
     embedder: { type: 'string' },
     index: { type: 'string' },
     part: { type: 'string' },
@@ -57,7 +63,11 @@ const { values: options } = parseArgs({
     'word-relatives': { type: 'string' },
   },
 })
-const queries = readRelevanceSet(resolve(options.set)).filter((query) => options.part === undefined || query.part === options.part)
+// `--set 2` and `--set 3`: the project's other sets by their number.
+if (/^[0-9]+$/.test(options.set)) options.set = new URL(`../test/search/relevance-set-${options.set}.json`, import.meta.url).pathname
+const queries = readRelevanceSet(resolve(options.set))
+  .filter((query) => options.part === undefined || query.part === options.part)
+  .map((query) => (options.by === 'kind' ? query : { ...query, kind: String(query[options.by] ?? '-') }))
 // The project's kinds in their order, then any other kind a set names.
 const kinds = [...new Set([...KINDS.filter((kind) => queries.some((query) => query.kind === kind)), ...queries.map((query) => query.kind)])]
 const ANSWERED = kinds.filter((kind) => kind !== 'none')

@@ -5,6 +5,7 @@ import type { Embedder } from '../ports/embedder.js'
 import { GET_ENTITIES_LIMIT, type EntityStore, type ListedEntity } from '../ports/entity-store.js'
 import type { ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
 import { withNicknames, type Nicknames } from './nicknames.js'
+import { placeAndRoleOf, placeQueryOf } from './places.js'
 import { containsPhrase, fullTextOf, queryWords, tokenize } from './text.js'
 import { relativesOf, type WordRelatives } from './word-relatives.js'
 
@@ -70,6 +71,12 @@ export interface SearchOptions {
    * no entity's own fields hold is searched by their relatives too (`military` finds Armed Services).
    */
   relatives?: WordRelatives
+  /**
+   * Whether a query that names a US state or territory (by name, nickname, demonym, or postal code
+   * beside a role word: `Buckeye State senators`, `TX senator`) ranks its people higher, those of
+   * the role asked for first (`places.ts`); default true.
+   */
+  places?: boolean
 }
 
 /**
@@ -95,7 +102,8 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
         vector!.some((value) => value !== 0) ? index.nearest(vector!, query.qualifiers, Math.max(depth, BACKGROUND_RANK)) : Promise.resolve([]),
       ])
       const byRelatives = options.relatives === undefined ? [] : await relativesRanking(index, text, byText, query.qualifiers, depth, options.relatives)
-      const fused = fuse(byText, standingOut(neighbours).slice(0, depth), text.words.length, byRelatives)
+      const byPlace = options.places === false ? [] : await placeRanking(index, positive, query.qualifiers, depth)
+      const fused = fuse(byText, standingOut(neighbours).slice(0, depth), text.words.length, byRelatives, byPlace)
       const ranked: StoredEntity[] = []
       // The fused list holds up to twice the results answered: the store reads the best first, as
       // many as are missing (a few more past the first read), and reads on only for those that the
@@ -132,6 +140,24 @@ async function relativesRanking(index: SearchIndex, text: TextQuery, byText: Tex
   return (await index.fullText({ words: related, phrases: [] }, qualifiers, depth)).filter((hit) => !hit.inTextsOnly)
 }
 
+/**
+ * Full text for the people of the places a query names (`placeAndRoleOf`), of the role asked for
+ * (`placeQueryOf`), under a prefilter on their jurisdiction, the query's own qualifiers kept: those
+ * that match the most of the words. Own-field hits only. A ranking fused as a full-text one counts, never a filter: the typed
+ * words' hits stay, and what matches every typed word still comes first.
+ */
+async function placeRanking(index: SearchIndex, positive: readonly TextTerm[], qualifiers: GffsQuery['qualifiers'], depth: number): Promise<ScoredHit[]> {
+  const found = placeAndRoleOf(positive.map((term) => term.text).join(' '))
+  if (found === null) return []
+  const { words, jurisdiction } = placeQueryOf(found)
+  const hits = (await index.fullText({ words, phrases: [] }, [...qualifiers, jurisdiction], depth)).filter((hit) => !hit.inTextsOnly)
+  // Those that hold the most of what was asked (the district's member, not the state's other
+  // members), whatever BM25 makes of a word that most entities hold (`representative`): a rank
+  // apart is too little to tell them from the others once fused.
+  const most = Math.max(0, ...hits.map((hit) => hit.matched))
+  return hits.filter((hit) => hit.matched === most)
+}
+
 /** The neighbours that stand out from the query's background similarity (see `STANDOUT`). */
 function standingOut(neighbours: ScoredHit[]): ScoredHit[] {
   const background = neighbours[Math.min(BACKGROUND_RANK, neighbours.length) - 1]?.score ?? 0
@@ -147,9 +173,10 @@ function standingOut(neighbours: ScoredHit[]): ScoredHit[] {
  * entity's own fields hold every word (`IN_TEXTS_ONLY`). The full-text ranking of the words' WordNet
  * relatives (`relativesRanking`) counts as a full-text rank: where they tie, a semantic rank alone
  * (the first neighbour) would come before an entity that holds the relatives (`military`: Armed
- * Services; measured on the development part, bench/README.md).
+ * Services; measured on the development part, bench/README.md). The ranking of the people of the
+ * places a query names (`placeRanking`) counts as a full-text rank too.
  */
-export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number, byRelatives: ScoredHit[] = []): string[] {
+export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number, byRelatives: ScoredHit[] = [], byPlace: ScoredHit[] = []): string[] {
   const scores = new Map<string, number>()
   const named = byText.some((hit) => !hit.inTextsOnly && (hit.matchedInFields ?? hit.matched) >= words)
   const best = byText.find((hit) => !hit.inTextsOnly)?.score ?? 0
@@ -162,6 +189,7 @@ export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number, b
   })
   const add = (ranking: ScoredHit[], weight: number) => ranking.forEach(({ id }, rank) => scores.set(id, (scores.get(id) ?? 0) + weight / (RRF_K + rank + 1)))
   add(byRelatives, TEXT_WEIGHT)
+  add(byPlace, TEXT_WEIGHT)
   add(byMeaning, 1)
   return [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([id]) => id)
 }

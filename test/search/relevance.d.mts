@@ -9,6 +9,8 @@ export interface RelevanceQuery {
   part: 'dev' | 'held-out'
   /** The query shares no word (nor stem) with its targets' indexed text. */
   heldBack?: boolean
+  /** What a paraphrase of the third set asks for: a person, a committee or a bill. */
+  target?: 'person' | 'committee' | 'bill'
 }
 
 /** Means over the queries that have an answer; `results` over those that have none (null where there are none of that sort). */

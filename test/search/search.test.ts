@@ -19,7 +19,7 @@ import { loadWordRelatives } from '../../src/node/word-relatives.js'
 import { tokenize } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
-import { bootstrapInterval, KINDS, measure, measureByKind, pairedDifference, PARTS, RELEVANCE_SET } from './relevance.mjs'
+import { bootstrapInterval, KINDS, measure, measureByKind, pairedDifference, PARTS, readRelevanceSet, RELEVANCE_SET } from './relevance.mjs'
 import { searchIndexKinds } from './each-search-index.js'
 
 const embedder = createWordVectorEmbedder()
@@ -141,6 +141,26 @@ for (const kind of searchIndexKinds) {
       // A word the data holds is not expanded; nor is a name WordNet holds only as a name.
       expect(await withRelatives('senate finance')).toEqual(await without('senate finance'))
       expect(await withRelatives('Eiffel Tower')).toEqual([])
+    })
+
+    it('ranks the people of a place a query names first, those of the role asked for before the rest, without filtering', async () => {
+      const rank = (places: boolean) => {
+        const search = createSearch(store, { index, embedder: createNoEmbedder(), nicknames, places })
+        return async (q: string) => (await search.search(parseGffs(q, { allowFreeText: true }))).map((entity) => entity.id)
+      }
+      const [without, withPlaces] = [rank(false), rank(true)]
+      // Ohio's senators: a nickname the data does not hold.
+      expect((await without('Buckeye State senators')).slice(0, 2).sort()).not.toEqual(['h001104', 'm001242'])
+      expect((await withPlaces('Buckeye State senators')).slice(0, 2).sort()).toEqual(['h001104', 'm001242'])
+      // A postal code beside a role; a role word the data does not hold; a district by its ordinal.
+      expect((await withPlaces('senator from WV')).slice(0, 2).sort()).toEqual(['c001047', 'j000312'])
+      expect((await withPlaces("Alaska's congressman"))[0]).toBe('b001323')
+      expect((await withPlaces("Ohio's 4th congressional district"))[0]).toBe('j000289')
+      // A boost, not a filter: what the typed words find is still there, and a name typed whole comes first.
+      expect(await withPlaces('Buckeye State senators')).toEqual(expect.arrayContaining(await without('Buckeye State senators')))
+      expect((await withPlaces('George Washington'))[0]).toBe('w000178')
+      // The query's own qualifiers still hold.
+      expect(await withPlaces('Texas congressmen type:committee')).toEqual([])
     })
 
     it('meets the relevance goals of each kind of query on the relevance set', { timeout: 120_000 }, async () => {
@@ -407,6 +427,20 @@ describe('the relevance set', () => {
         const indexed = tokenize([record.title, record.name, record.localIdentifier].filter(Boolean).join(' '))
         expect(asked.filter((token) => indexed.includes(token)), `${query.q}: ${id}`).toEqual([])
       }
+    }
+  })
+})
+
+describe('the third relevance set (a development set of paraphrases)', () => {
+  it('holds at least 60 graded paraphrases about entities of the demo data, every one in the development part', () => {
+    const demo = new Map(DEMO_RECORDS.map((record) => [record.id, record]))
+    const set = readRelevanceSet(new URL('./relevance-set-3.json', import.meta.url))
+    expect(set.length).toBeGreaterThanOrEqual(60)
+    expect(new Set(set.map((query) => query.q)).size).toBe(set.length)
+    for (const query of set) {
+      expect([query.kind, query.part, query.target], query.q).toEqual(['paraphrase', 'dev', expect.toBeOneOf(['person', 'committee', 'bill'])])
+      expect(Object.values(query.relevant), query.q).toContain(2)
+      for (const [id, grade] of Object.entries(query.relevant)) expect([demo.has(id), grade], `${query.q}: ${id}`).toEqual([true, expect.toBeOneOf([1, 2])])
     }
   })
 })
