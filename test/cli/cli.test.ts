@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,9 +15,20 @@ import { writeTinyModel } from '../support/tiny-model.js'
 const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
 
-function run(args: string[], env: Record<string, string> = {}, cwd?: string) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, cwd })
-  return { code: result.status, out: result.stdout, err: result.stderr }
+/**
+ * Runs the CLI to its end. Not `spawnSync`: a test's event loop blocked for seconds (an import under
+ * load) missed the server closing an idle keep-alive connection, and the next get went out on it.
+ */
+function run(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, cwd })
+  let out = ''
+  let err = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => void (out += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (err += chunk))
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', (code) => resolve({ code, out, err }))
+  })
 }
 
 describe('entity-registry CLI', () => {
@@ -68,7 +79,7 @@ describe('entity-registry CLI', () => {
     const head = (await get('/v1/entities?page[limit]=1')).headers.get('change-feed-head')
     const file = join(mkdtempSync(join(tmpdir(), 'er-move-')), 'move.ndjson')
     writeFileSync(file, JSON.stringify({ id: person.id, type: 'person', ...person.attributes, jurisdiction: 'US-OR' }))
-    const imported = run(['import', file, '--data', data])
+    const imported = await run(['import', file, '--data', data])
     expect(imported.code, imported.err).toBe(0)
     const feed = await readDocument(
       await get(`/v1/entities/changes?filter=jurisdiction:US-WA&filterScope=either&page[after]=${head}`),
@@ -84,8 +95,8 @@ describe('entity-registry CLI', () => {
   it('searches with another embedder after reindex --embedder, and serves no search from an index another built', async () => {
     const own = mkdtempSync(join(tmpdir(), 'er-cli-embedder-'))
     const model = `transformers:${writeTinyModel()}`
-    expect(run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', own]).code).toBe(0)
-    const reindexed = run(['reindex', '--data', own, '--embedder', model])
+    expect((await run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', own])).code).toBe(0)
+    const reindexed = await run(['reindex', '--data', own, '--embedder', model])
     expect(reindexed.code, reindexed.err).toBe(0)
     expect(reindexed.out).toMatch(/reindexed: 685 changes applied/)
     // Served with the default embedder, the index (built by the tiny model) is refused as it opens
@@ -112,8 +123,8 @@ describe('entity-registry CLI', () => {
 
   it('keeps the search index in memory once it has loaded it, and on disk alone with --no-search-in-memory, answering alike; widens words by WordNet unless --no-word-relatives', async () => {
     const own = mkdtempSync(join(tmpdir(), 'er-cli-in-memory-'))
-    expect(run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', own]).code).toBe(0)
-    expect(run(['reindex', '--data', own, '--no-index-texts']).code).toBe(0)
+    expect((await run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', own])).code).toBe(0)
+    expect((await run(['reindex', '--data', own, '--no-index-texts'])).code).toBe(0)
     const answers: string[][] = []
     const widened: string[][] = []
     for (const flags of [[], ['--no-search-in-memory', '--no-word-relatives']]) {
@@ -162,7 +173,7 @@ describe('entity-registry CLI', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'er-rename-')), 'rename.ndjson')
     const { texts: _texts, ...attributes } = bill.data.attributes
     writeFileSync(file, JSON.stringify({ id: 'hr718113', type: 'legislation', ...attributes, title: 'Platypus Conservation Act' }))
-    const imported = run(['import', file, '--data', data])
+    const imported = await run(['import', file, '--data', data])
     expect(imported.code, imported.err).toBe(0)
     const renamed = Date.now()
     let found: string[] = []
@@ -192,7 +203,7 @@ describe('entity-registry CLI', () => {
         JSON.stringify({ id: 'leak2', type: 'bill', texts: [{ renditions: [{ conversion: 'original', mime: 'text/plain', filename: 'passwd', file: '../../../../../../../../etc/passwd' }] }] }),
       ].join('\n'),
     )
-    const result = run(['import', file, '--data', data])
+    const result = await run(['import', file, '--data', data])
     expect(result.code).toBe(1)
     // Rejected lines on stderr, in line order, and no progress drawn: stderr is not a terminal here.
     expect(result.err.trimEnd().split('\n')).toEqual([
@@ -254,7 +265,7 @@ describe('entity-registry CLI', () => {
     let pgServer: Server | undefined
     try {
       const demo = fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url))
-      expect(run(['import', demo, '--data', pgData, '--database', schema.url]).out).toContain('applied 685, unchanged 0, rejected 0')
+      expect((await run(['import', demo, '--data', pgData, '--database', schema.url])).out).toContain('applied 685, unchanged 0, rejected 0')
       pgServer = await startServer(['--data', pgData, '--database', schema.url, '--api-key', 'pg-key'])
       const response = await fetch(`${pgServer.url}/v1/entities?filter=type:legislation`, { headers: { Authorization: 'Bearer pg-key' } })
       expect((await readDocument(response, entityCollectionDocumentSchema)).data).toHaveLength(19)
@@ -265,19 +276,19 @@ describe('entity-registry CLI', () => {
     }
   })
 
-  it('reindexes a data directory from its change feed', () => {
+  it('reindexes a data directory from its change feed', async () => {
     const other = mkdtempSync(join(tmpdir(), 'er-reindex-'))
-    expect(run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', other]).code).toBe(0)
-    const result = run(['reindex', '--data', other])
+    expect((await run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', other])).code).toBe(0)
+    const result = await run(['reindex', '--data', other])
     expect([result.code, result.err]).toEqual([0, ''])
     expect(result.out.trim().split('\n').at(-1)).toBe('reindexed: 685 changes applied')
     expect(existsSync(join(other, 'search'))).toBe(true)
   })
 
-  it('explains itself: help for each command, the same from help COMMAND and COMMAND --help, and the version', () => {
-    const general = run(['help'])
+  it('explains itself: help for each command, the same from help COMMAND and COMMAND --help, and the version', async () => {
+    const general = await run(['help'])
     expect([general.code, general.err]).toEqual([0, ''])
-    expect(run(['--help']).out).toBe(general.out)
+    expect((await run(['--help'])).out).toBe(general.out)
     for (const command of ['serve', 'import', 'reindex', 'keys create', 'keys list|revoke', 'orgs list']) expect(general.out).toContain(`entity-registry ${command}`)
     for (const [command, options] of [
       ['serve', ['--data', '--database', '--port', '--host', '--api-key', '--rate-limit', '--demo', '--base-url', '--trust-proxy', '--no-explorer', '--search', '--no-index-texts']],
@@ -286,33 +297,33 @@ describe('entity-registry CLI', () => {
       ['keys', ['--org', '--label', '--expires', '--json', '--data', '--database']],
       ['orgs', ['--json', '--data', '--database']],
     ] as const) {
-      const help = run(['help', command])
+      const help = await run(['help', command])
       expect(help.code).toBe(0)
       expect(help.out).toMatch(new RegExp(`^Usage: entity-registry ${command}`))
-      expect(run([command, '--help']).out).toBe(help.out)
-      expect(run([command, '-h']).out).toBe(help.out)
+      expect((await run([command, '--help'])).out).toBe(help.out)
+      expect((await run([command, '-h'])).out).toBe(help.out)
       for (const option of options) expect(help.out, `${command} --help names ${option}`).toContain(`  ${option} `)
     }
     // "none" of --search switches search off (serve only); "none" of --embedder keeps no vectors (the index inside the database).
     const searchOption = /\n {2}--search [\s\S]*?(?=\n {2}-)/
-    expect(searchOption.exec(run(['help', 'serve']).out)![0]).toContain('"none": search switched')
-    expect(/\n {2}--embedder [\s\S]*?(?=\n {2}-|$)/.exec(run(['help', 'serve']).out)![0]).toContain('none (with --search\n                    postgres')
-    expect(searchOption.exec(run(['help', 'reindex']).out)![0]).not.toContain('"none"')
-    const version = run(['--version'])
+    expect(searchOption.exec((await run(['help', 'serve'])).out)![0]).toContain('"none": search switched')
+    expect(/\n {2}--embedder [\s\S]*?(?=\n {2}-|$)/.exec((await run(['help', 'serve'])).out)![0]).toContain('none (with --search\n                    postgres')
+    expect(searchOption.exec((await run(['help', 'reindex'])).out)![0]).not.toContain('"none"')
+    const version = await run(['--version'])
     expect([version.code, version.out]).toEqual([0, `${packageJson.version}\n`])
   })
 
-  it('describes --database alike in --help and the command line guide: a SQLite path, postgres:// or pglite:', () => {
+  it('describes --database alike in --help and the command line guide: a SQLite path, postgres:// or pglite:', async () => {
     const flat = (text: string) => text.replaceAll('`', '').replace(/\s+/g, ' ')
     const readme = flat(readFileSync(fileURLToPath(new URL('../../docs/guides/command-line.md', import.meta.url)), 'utf8').split('\n- ').find((item) => item.startsWith('`--database'))!)
-    const help = flat(/ {2}--database[\s\S]*?(?=\n {2}-)/.exec(run(['help', 'serve']).out)![0])
+    const help = flat(/ {2}--database[\s\S]*?(?=\n {2}-)/.exec((await run(['help', 'serve'])).out)![0])
     for (const form of ['SQLite file path', 'postgres://user@host/db', 'postgresql://', 'pglite:DIR', 'pglite: alone keeps it in memory']) {
       expect(readme, `docs/guides/command-line.md: ${form}`).toContain(form)
       expect(help, `--help: ${form}`).toContain(form)
     }
   })
 
-  it('answers bad usage with one line on stderr naming the option, exit code 2, and creates nothing', () => {
+  it('answers bad usage with one line on stderr naming the option, exit code 2, and creates nothing', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'er-cli-usage-'))
     const cases: [string[], string][] = [
       [[], 'name a command'],
@@ -369,7 +380,7 @@ describe('entity-registry CLI', () => {
       [['keys', 'revoke', 'er_a', '--org', 'acme'], 'keys revoke takes one key id, or --org NAME'],
     ]
     for (const [args, message] of cases) {
-      const result = run(args, {}, cwd)
+      const result = await run(args, {}, cwd)
       expect(result.code, args.join(' ')).toBe(2)
       expect(result.out, args.join(' ')).toBe('')
       expect(result.err.split('\n'), args.join(' ')).toEqual([expect.stringContaining(message), ''])
@@ -377,18 +388,18 @@ describe('entity-registry CLI', () => {
     }
     // No data directory, no SQLite file: not in the working directory, nor where --data pointed.
     expect(readdirSync(cwd)).toEqual([])
-    expect(run(['import', join(cwd, 'missing.ndjson'), '--data', join(cwd, 'data')]).code).toBe(2)
+    expect((await run(['import', join(cwd, 'missing.ndjson'), '--data', join(cwd, 'data')])).code).toBe(2)
     expect(readdirSync(cwd)).toEqual([])
     // Some forty processes: on a loaded machine of 2 cores they take more than the default 30 s.
   }, 90_000)
 
-  it('imports standard input and gzip as warehouses ship them: a .gz file, gzip piped in, plain text piped in', () => {
+  it('imports standard input and gzip as warehouses ship them: a .gz file, gzip piped in, plain text piped in', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'er-cli-input-'))
     const data = join(dir, 'data')
     const records = (from: number, to: number, title: string) =>
       Array.from({ length: to - from }, (_, i) => JSON.stringify({ id: `p${from + i}`, type: 'person', name: `Person ${from + i}`, title })).join('\n')
     writeFileSync(join(dir, 'first.ndjson.gz'), gzipSync(records(0, 1200, 'first')))
-    const fromFile = run(['import', join(dir, 'first.ndjson.gz'), '--data', data, '--batch', '100'])
+    const fromFile = await run(['import', join(dir, 'first.ndjson.gz'), '--data', data, '--batch', '100'])
     expect([fromFile.code, fromFile.out, fromFile.err]).toEqual([0, 'applied 1200, unchanged 0, rejected 0\n', ''])
     // The real gzip and a real pipe into the child's standard input, as a shell runs it.
     writeFileSync(join(dir, 'second.ndjson'), records(0, 1500, 'second'))
@@ -421,7 +432,7 @@ describe('entity-registry CLI', () => {
     const data = join(dir, 'data')
     const compressed = gzipSync(Array.from({ length: 5000 }, (_, i) => JSON.stringify({ id: `p${i}`, type: 'person', name: `Person ${i}` })).join('\n'))
     writeFileSync(join(dir, 'cut.ndjson.gz'), compressed.subarray(0, Math.floor(compressed.length * 0.6)))
-    const result = run(['import', join(dir, 'cut.ndjson.gz'), '--data', data, '--batch', '700'])
+    const result = await run(['import', join(dir, 'cut.ndjson.gz'), '--data', data, '--batch', '700'])
     expect(result.code).toBe(1)
     const stopped = /^entity-registry: stopped at line (\d+): gzip: unexpected end of file\n$/.exec(result.err)
     expect(stopped, result.err).not.toBeNull()
