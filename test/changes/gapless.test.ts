@@ -65,20 +65,29 @@ for (const kind of sqlStores) {
         const backend = createKyselyWarehouseBackend(holder.db, await resolveDialect(holder.db, kind.name as 'sqlite' | 'postgres'))
         let appended!: () => void
         const appendedOnce = new Promise<void>((resolve) => (appended = resolve))
+        let open = true
         // Writer A appends a change and keeps its transaction open for a while.
         const slowWrite = backend.transaction(async (tx) => {
           await tx.appendChange({ entityId: 'slow', changeType: 'create', changedKeys: ['type'], mergedInto: null, recordedAt: new Date().toISOString(), snapshot: { type: 'person', texts: [] }, previousSnapshot: { texts: [] } })
           appended()
           await sleep(1500)
+          open = false
         })
         await appendedOnce
         // Writer B, another process, writes meanwhile; it must not become visible before A.
         const fastWrite = startWriter(database.location, 'fast', 1)
         let seenWhileOpen: StoredChange[] = []
+        let pollsWhileOpen = 0
         for (let poll = 0; poll < 10; poll++) {
           await sleep(100)
-          seenWhileOpen = seenWhileOpen.concat((await readNew(reader, null)).changes)
+          const { changes } = await readNew(reader, null)
+          // Counted only if A was still open once the read was answered (on a busy machine the
+          // polls outlast A's 1.5 s, and then both are rightly there).
+          if (!open) break
+          pollsWhileOpen++
+          seenWhileOpen = seenWhileOpen.concat(changes)
         }
+        expect(pollsWhileOpen).toBeGreaterThan(2)
         expect(seenWhileOpen).toEqual([])
         await slowWrite
         await fastWrite
