@@ -112,7 +112,9 @@ ${INDEX_TEXTS_HELP}
   --no-word-relatives
                     search the typed words alone: by default a query whose words no entity's
                     title, name or identifier holds is searched by their WordNet relatives too
-                    ("military" finds the Armed Services committees)`,
+                    ("military" finds the Armed Services committees)
+  --no-places       search the typed words alone: by default a query that names a US state
+                    ("Buckeye State senators", "TX senator") ranks its people higher`,
   reindex: `Usage: entity-registry reindex [options]
 
 Rebuilds the search index from the store's change feed, showing progress and rate (needed after a
@@ -200,6 +202,7 @@ const SERVE_OPTIONS = {
   'no-index-texts': { type: 'boolean', default: false },
   'no-search-in-memory': { type: 'boolean', default: false },
   'no-word-relatives': { type: 'boolean', default: false },
+  'no-places': { type: 'boolean', default: false },
   search: { type: 'string' },
   embedder: { type: 'string' },
   redis: { type: 'string' },
@@ -263,6 +266,7 @@ export function parseInvocation(argv: string[], environment: NodeJS.ProcessEnv =
           ...(values['no-index-texts'] ? { indexTexts: false } : {}),
           ...(values['no-search-in-memory'] ? { searchInMemory: false } : {}),
           ...(values['no-word-relatives'] ? { wordRelatives: false } : {}),
+          ...(values['no-places'] ? { places: false } : {}),
           ...(values.search === undefined ? {} : { search: values.search }),
           ...(values.embedder === undefined ? {} : { embedder: embedder(values.embedder) }),
           ...(values.redis === undefined ? {} : { redis: values.redis }),

@@ -74,6 +74,11 @@ export interface EmbeddedRegistryOptions {
    * (`military` finds the Armed Services committees; `loadWordRelatives`); default true.
    */
   wordRelatives?: boolean
+  /**
+   * Rank the people of the US states and territories a query names higher, those of the role it
+   * asks for first (`Buckeye State senators`, `TX senator`: `createSearch`'s `places`); default true.
+   */
+  places?: boolean
   /** Requests per minute per key (default 600); 0 turns limiting off. */
   rateLimit?: number
   /** Count the rate limit by key (default) or by organization (`createRegistry`'s `rateLimitScope`). */

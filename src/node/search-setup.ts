@@ -89,14 +89,25 @@ export interface OpenSearchOptions {
   inMemory?: (loaded: { entities: number; milliseconds: number }) => void
   /** Search a query whose words no entity's own fields hold by their WordNet relatives too (`loadWordRelatives`); default true. */
   wordRelatives?: boolean
+  /** Rank the people of the US states a query names higher (`SearchOptions.places`); default true. */
+  places?: boolean
 }
 
-/** The options `serve` and `reindex` open search with: the embedder they name, the texts read from `blobs` and words' relatives unless told not to. */
-export function searchOptionsOf({ embedder, indexTexts, wordRelatives }: { embedder?: string; indexTexts?: boolean; wordRelatives?: boolean }, blobs: BlobStore, warn: (message: string) => void): OpenSearchOptions {
-  return { ...(embedder ? { embedderName: embedder } : {}), ...(indexTexts === false ? {} : { blobs, warn }), ...(wordRelatives === false ? { wordRelatives } : {}) }
+/** The options `serve` and `reindex` open search with: the embedder they name, the texts read from `blobs`, words' relatives and places unless told not to. */
+export function searchOptionsOf(
+  { embedder, indexTexts, wordRelatives, places }: { embedder?: string; indexTexts?: boolean; wordRelatives?: boolean; places?: boolean },
+  blobs: BlobStore,
+  warn: (message: string) => void,
+): OpenSearchOptions {
+  return {
+    ...(embedder ? { embedderName: embedder } : {}),
+    ...(indexTexts === false ? {} : { blobs, warn }),
+    ...(wordRelatives === false ? { wordRelatives } : {}),
+    ...(places === false ? { places } : {}),
+  }
 }
 
-export async function openSearch(store: KyselyStore, uri: string, { onProgress, embedderName, rebuilding = false, blobs, warn, inMemory, wordRelatives = true }: OpenSearchOptions = {}): Promise<SearchSetup> {
+export async function openSearch(store: KyselyStore, uri: string, { onProgress, embedderName, rebuilding = false, blobs, warn, inMemory, wordRelatives = true, places = true }: OpenSearchOptions = {}): Promise<SearchSetup> {
   const embedder = embedderNamed(embedderName)
   const index = await openIndex(store, uri, embedder, inMemory)
   const other = rebuilding ? null : otherEmbedderOf(await index.state(), embedder)
@@ -119,7 +130,7 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
   const servedLag = uri === SEARCH_IN_DATABASE && store.readDb !== store.db ? await lagOnReplica(store) : indexer
   let lock: IndexingLock | undefined
   return {
-    search: createSearch(store, { index, embedder, lag: () => servedLag.lag(), nicknames: await loadNicknames(), ...(wordRelatives ? { relatives: await loadWordRelatives() } : {}) }),
+    search: createSearch(store, { index, embedder, lag: () => servedLag.lag(), nicknames: await loadNicknames(), places, ...(wordRelatives ? { relatives: await loadWordRelatives() } : {}) }),
     indexer,
     servedLag,
     async follow({ shared = false, print: say = () => {} } = {}) {

@@ -1,5 +1,6 @@
 import type { EqualsQualifier } from '../gffs/types.js'
 import type { QueryWord } from '../ports/search-index.js'
+import type { Nicknames } from './nicknames.js'
 import { tokenize } from './text.js'
 
 /**
@@ -122,16 +123,18 @@ export interface PlaceAndRole {
 /**
  * The places a query names, by name, nickname or demonym (`Buckeye State senators`, `Hoosiers`), or
  * by postal code in capitals beside a role word (`TX senator`), and the role and district it asks
- * for; null when it names no place (a role alone, `congressman`, says nothing of whom).
+ * for; null when it names no place (a role alone, `congressman`, says nothing of whom). A place's
+ * name right after a given name (a name of `givenNames`) is a surname: `George Washington` names a
+ * person, not the state.
  */
-export function placeAndRoleOf(text: string): PlaceAndRole | null {
+export function placeAndRoleOf(text: string, givenNames: Nicknames = new Map()): PlaceAndRole | null {
   const jurisdictions = new Set<string>()
   const words = wordsOf(text)
   const titles = new Set<string>()
   let district: number | undefined
   for (let start = 0; start < words.length; start++) {
     const place = PLACE_PHRASES.find((phrase) => phrase.words.every((word, offset) => words[start + offset] === word))
-    if (place !== undefined) {
+    if (place !== undefined && !(start > 0 && givenNames.has(words[start - 1]!))) {
       jurisdictions.add(place.code)
       start += place.words.length - 1
       continue

@@ -97,12 +97,13 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
       const text = textQueryOf(positive, nicknames)
       const [vector] = await embedder.embed([positive.map((term) => term.text).join(' ')])
       const depth = SEARCH_LIMIT + 50 * excluded.length
-      const [byText, neighbours] = await Promise.all([
+      const [byText, neighbours, byPlace] = await Promise.all([
         text.words.length + text.phrases.length > 0 ? index.fullText(text, query.qualifiers, depth) : Promise.resolve([]),
         vector!.some((value) => value !== 0) ? index.nearest(vector!, query.qualifiers, Math.max(depth, BACKGROUND_RANK)) : Promise.resolve([]),
+        options.places === false ? Promise.resolve([]) : placeRanking(index, positive, query.qualifiers, depth, nicknames),
       ])
+      // Whether the words' relatives are searched depends on what the words themselves found.
       const byRelatives = options.relatives === undefined ? [] : await relativesRanking(index, text, byText, query.qualifiers, depth, options.relatives)
-      const byPlace = options.places === false ? [] : await placeRanking(index, positive, query.qualifiers, depth)
       const fused = fuse(byText, standingOut(neighbours).slice(0, depth), text.words.length, byRelatives, byPlace)
       const ranked: StoredEntity[] = []
       // The fused list holds up to twice the results answered: the store reads the best first, as
@@ -146,8 +147,8 @@ async function relativesRanking(index: SearchIndex, text: TextQuery, byText: Tex
  * that match the most of the words. Own-field hits only. A ranking fused as a full-text one counts, never a filter: the typed
  * words' hits stay, and what matches every typed word still comes first.
  */
-async function placeRanking(index: SearchIndex, positive: readonly TextTerm[], qualifiers: GffsQuery['qualifiers'], depth: number): Promise<ScoredHit[]> {
-  const found = placeAndRoleOf(positive.map((term) => term.text).join(' '))
+async function placeRanking(index: SearchIndex, positive: readonly TextTerm[], qualifiers: GffsQuery['qualifiers'], depth: number, givenNames: Nicknames): Promise<ScoredHit[]> {
+  const found = placeAndRoleOf(positive.map((term) => term.text).join(' '), givenNames)
   if (found === null) return []
   const { words, jurisdiction } = placeQueryOf(found)
   const hits = (await index.fullText({ words, phrases: [] }, [...qualifiers, jurisdiction], depth)).filter((hit) => !hit.inTextsOnly)
@@ -178,7 +179,9 @@ function standingOut(neighbours: ScoredHit[]): ScoredHit[] {
  */
 export function fuse(byText: TextHit[], byMeaning: ScoredHit[], words: number, byRelatives: ScoredHit[] = [], byPlace: ScoredHit[] = []): string[] {
   const scores = new Map<string, number>()
-  const named = byText.some((hit) => !hit.inTextsOnly && (hit.matchedInFields ?? hit.matched) >= words)
+  // The place's people (`placeRanking`) are what a query naming a place asks for, in their own fields:
+  // a text that holds every typed word (`TX` and `Senator` in a bill's list of cosponsors) comes after them.
+  const named = byPlace.length > 0 || byText.some((hit) => !hit.inTextsOnly && (hit.matchedInFields ?? hit.matched) >= words)
   const best = byText.find((hit) => !hit.inTextsOnly)?.score ?? 0
   byText.forEach(({ id, score, matched, inTextsOnly }, rank) => {
     const share = words === 0 ? 1 : matched / words

@@ -56,9 +56,12 @@ export function nameWords(text: string): string[] {
   return Array.from(text.toLowerCase().matchAll(WORD), ([word]) => folded(word))
 }
 
-/** The typed words of a text, each as the tokens and as the names see it. */
+/** A possessive's `'s` (`Georgia's`): a word apart by `WORD`'s rule, which would match every initial S. */
+const POSSESSIVE = /(?<=[\p{L}\p{N}])['’]s(?![\p{L}\p{N}])/gu
+
+/** The typed words of a text, each as the tokens and as the names see it; a possessive's `'s` is not a word. */
 export function queryWords(text: string): { token: string; name: string }[] {
-  return Array.from(text.toLowerCase().matchAll(WORD), ([word]) => ({ token: stemmer(word), name: folded(word) }))
+  return Array.from(text.toLowerCase().replace(POSSESSIVE, '').matchAll(WORD), ([word]) => ({ token: stemmer(word), name: folded(word) }))
 }
 
 /** What the name fields of an entity are: its name and local identifier. */

@@ -121,13 +121,14 @@ describe('entity-registry CLI', () => {
     }
   })
 
-  it('keeps the search index in memory once it has loaded it, and on disk alone with --no-search-in-memory, answering alike; widens words by WordNet unless --no-word-relatives', async () => {
+  it('keeps the search index in memory once it has loaded it, and on disk alone with --no-search-in-memory, answering alike; widens words by WordNet unless --no-word-relatives, ranks the people of a state named unless --no-places', async () => {
     const own = mkdtempSync(join(tmpdir(), 'er-cli-in-memory-'))
     expect((await run(['import', fileURLToPath(new URL('../../demo/entities.jsonl', import.meta.url)), '--data', own])).code).toBe(0)
     expect((await run(['reindex', '--data', own, '--no-index-texts'])).code).toBe(0)
     const answers: string[][] = []
     const widened: string[][] = []
-    for (const flags of [[], ['--no-search-in-memory', '--no-word-relatives']]) {
+    const byPlace: string[][] = []
+    for (const flags of [[], ['--no-search-in-memory', '--no-word-relatives', '--no-places']]) {
       const server = await startServer(['--data', own, '--api-key', 'k', '--no-index-texts', ...flags])
       try {
         const loaded = /^search: 685 entities loaded in memory in \d+\.\d s$/m
@@ -142,6 +143,8 @@ describe('entity-registry CLI', () => {
         answers.push(await search('Klobu type:person'))
         // No entity's fields hold `spies`: WordNet's `intelligence officer` finds the Intelligence committees.
         widened.push(await search('spies'))
+        // `Buckeye State` is Ohio: its two senators, whose fields hold none of the typed words.
+        byPlace.push(await search('Buckeye State senators'))
         // Time enough for a load to be said (685 entities load in well under a second).
         if (flags.length > 0) await new Promise((resolve) => setTimeout(resolve, 2_000))
         expect(loaded.test(server.lines.join('\n')), flags.join(' ')).toBe(flags.length === 0)
@@ -153,6 +156,9 @@ describe('entity-registry CLI', () => {
     expect(answers[1]).toEqual(answers[0])
     expect(widened[0]!.slice(0, 2).sort()).toEqual(['cmtehlig', 'cmteslin'])
     expect(widened[1]).toEqual([])
+    expect(byPlace[0]!.slice(0, 2).sort()).toEqual(['h001104', 'm001242'])
+    expect(byPlace[1]!.slice(0, 2)).not.toContain('h001104')
+    expect(byPlace[1]!.slice(0, 2)).not.toContain('m001242')
   })
 
   it('searches the demo data, and finds a bill renamed by a separate import within seconds, with no reindex', async () => {

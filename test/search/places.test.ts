@@ -30,6 +30,16 @@ describe('places and roles in a query', () => {
     expect(placeAndRoleOf('commander in chief')).toBeNull()
   })
 
+  it('takes a place\'s name right after a given name for a surname, not the place', () => {
+    const givenNames = new Map([['george', ['georgie']], ['martha', ['patty']]])
+    expect(placeAndRoleOf('George Washington', givenNames)).toBeNull()
+    expect(placeAndRoleOf('martha washington senator', givenNames)).toBeNull()
+    // Without the given names, or where no given name comes before it, it is the state.
+    expect(placeAndRoleOf('George Washington')?.jurisdictions).toEqual(['US-WA'])
+    expect(placeAndRoleOf('Washington senators', givenNames)?.jurisdictions).toEqual(['US-WA'])
+    expect(placeAndRoleOf('senators from Washington and George Ohio', givenNames)?.jurisdictions).toEqual(['US-WA'])
+  })
+
   it('searches the role\'s title words, or the place\'s name when no role is asked, under the jurisdiction', () => {
     const senators = placeQueryOf({ jurisdictions: ['US-OH'], titles: ['Senator'] })
     expect(senators.words.map((word) => word.token)).toEqual(['senat'])

@@ -16,7 +16,7 @@ import { createIndexer, otherEmbedderOf, vectorsIdOf, type Indexer } from '../..
 import { createSearch, fuse, textQueryOf } from '../../src/search/search-service.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
 import { loadWordRelatives } from '../../src/node/word-relatives.js'
-import { tokenize } from '../../src/search/text.js'
+import { queryWords, tokenize } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
 import { bootstrapInterval, KINDS, measure, measureByKind, pairedDifference, PARTS, readRelevanceSet, RELEVANCE_SET } from './relevance.mjs'
@@ -351,6 +351,15 @@ describe('entities created since the index\'s state', () => {
   })
 })
 
+describe('the typed words', () => {
+  it('leave out a possessive\'s s, which would match every initial S., and keep an apostrophe inside a name', () => {
+    expect(queryWords("Georgia's 14th district").map((word) => word.name)).toEqual(['georgia', '14th', 'district'])
+    expect(queryWords('Wyoming’s congresswoman').map((word) => word.token)).toEqual(['wyom', 'congresswoman'])
+    expect(queryWords("O'Sullivan's bills").map((word) => word.name)).toEqual(['o', 'sullivan', 'bills'])
+    expect(queryWords('S. 1 and s 2').map((word) => word.name)).toEqual(['s', '1', 'and', 's', '2'])
+  })
+})
+
 describe('the fusion of full text and meaning', () => {
   it('puts a bill whose text alone holds every typed word first, unless an entity\'s own fields hold them all', () => {
     const bill = { id: 'bill', score: 9, matched: 2, inTextsOnly: true }
@@ -365,6 +374,15 @@ describe('the fusion of full text and meaning', () => {
     // One word found in a long text only is weak: it never comes first, and of two typed words it does not count.
     expect(fuse([{ ...bill, matched: 1 }, partial], [], 1)).toEqual(['partial', 'bill'])
     expect(fuse([{ ...bill, matched: 1 }, partial], [neighbour], 2)).toEqual(['neighbour', 'partial'])
+  })
+
+  it('puts the people of a place the query names before a text that holds every typed word', () => {
+    // `TX senator`: a bill's list of cosponsors holds both words; Texas's senators hold `senator` alone.
+    const bill = { id: 'bill', score: 9, matched: 2, inTextsOnly: true }
+    const senator = { id: 'tx-senator', score: 3, matched: 1 }
+    const otherSenator = { id: 'oh-senator', score: 3, matched: 1 }
+    expect(fuse([bill, otherSenator, senator], [], 2)[0]).toBe('bill')
+    expect(fuse([bill, otherSenator, senator], [], 2, [], [{ id: 'tx-senator', score: 1 }])).toEqual(['tx-senator', 'oh-senator', 'bill'])
   })
 
   it('weighs a partial match by its BM25 score too, so that the rarer matched word counts for more', () => {
