@@ -1,4 +1,4 @@
-import type { TextHit, TextQuery } from '../ports/search-index.js'
+import type { ScoredHit, TextHit, TextQuery } from '../ports/search-index.js'
 import { containsPhrase, editDistance, MATCH_WEIGHTS, trigramsOf, typoAllowance } from './text.js'
 
 /** BM25's usual constants (Lucene's, Elasticsearch's): term frequency saturation and length normalization. */
@@ -132,7 +132,7 @@ export function nearTokens(token: string, tokens: readonly string[]): string[] {
 }
 
 /** Best first; ties in id order. */
-export function bestFirst(a: TextHit, b: TextHit): number {
+export function bestFirst(a: ScoredHit, b: ScoredHit): number {
   return b.score - a.score || (a.id < b.id ? -1 : 1)
 }
 

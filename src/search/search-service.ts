@@ -4,6 +4,7 @@ import type { GffsQuery, TextTerm } from '../gffs/types.js'
 import type { Embedder } from '../ports/embedder.js'
 import { GET_ENTITIES_LIMIT, type EntityStore, type ListedEntity } from '../ports/entity-store.js'
 import type { ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
+import { bestFirst } from './bm25.js'
 import { withNicknames, type Nicknames } from './nicknames.js'
 import { placeAndRoleOf, placeQueryOf } from './places.js'
 import { containsPhrase, fullTextOf, queryWords, tokenize } from './text.js'
@@ -104,7 +105,9 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
       ])
       // Whether the words' relatives are searched depends on what the words themselves found.
       const byRelatives = options.relatives === undefined ? [] : await relativesRanking(index, text, byText, query.qualifiers, depth, options.relatives)
-      const fused = fuse(byText, standingOut(neighbours).slice(0, depth), text.words.length, byRelatives, byPlace)
+      // Equal vectors (the vice presidents' embedded texts are one text) tie: each index orders them
+      // its own way (pgvector in none), so they are put in id order here, alike in every index.
+      const fused = fuse(byText, standingOut(neighbours.sort(bestFirst)).slice(0, depth), text.words.length, byRelatives, byPlace)
       const ranked: StoredEntity[] = []
       // The fused list holds up to twice the results answered: the store reads the best first, as
       // many as are missing (a few more past the first read), and reads on only for those that the

@@ -115,6 +115,39 @@ describe('the resident index', () => {
     expect(await inFront.nearest(vector!, qualifiers, 10)).toEqual(await behind.nearest(vector!, qualifiers, 10))
     expect((await inFront.fullText(text, [], 100)).length).toBeGreaterThan(10)
   })
+
+  it('reads the state of the index behind once, knows the state of each write through it, and reads it again after a failed write or a clear', async () => {
+    const behind = createMemorySearchIndex()
+    let reads = 0
+    let failNext = false
+    const counted: SearchIndex = {
+      ...behind,
+      state: () => (reads++, behind.state()),
+      apply: async (change) => {
+        if (failNext) {
+          failNext = false
+          // Half a step: the entities written, the state not (as a crash between the two would leave it).
+          await behind.apply({ ...change, state: await behind.state() })
+          throw new Error('the disk is full')
+        }
+        return behind.apply(change)
+      },
+    }
+    const inFront = await createResidentSearchIndex({ behind: counted, dimensions: 0 })
+    expect(await Promise.all([inFront.state(), inFront.state(), inFront.state()])).toEqual(Array(3).fill({ cursor: null, embedderId: null }))
+    expect(reads).toBe(1)
+    const step = (cursor: string) => ({ upserts: [], removals: [], state: { cursor, embedderId: 'none' } })
+    await inFront.apply(step('c1'))
+    expect(await inFront.state()).toEqual({ cursor: 'c1', embedderId: 'none' })
+    expect(reads).toBe(1)
+    failNext = true
+    await expect(inFront.apply(step('c2'))).rejects.toThrow('the disk is full')
+    expect(await inFront.state()).toEqual({ cursor: 'c1', embedderId: 'none' })
+    expect(reads).toBe(2)
+    await inFront.clear()
+    expect(await inFront.state()).toEqual(await behind.state())
+    expect(reads).toBe(3)
+  })
 })
 
 describe("the resident index's partitions of vectors", () => {
