@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest'
+import { dotProductsOver } from '../../src/resident/dot-products.js'
+
+/** Int8 vectors of `dimensions` from a fixed sequence, one after the other at `base`, a query at 0 (zero past its dimensions). */
+function laidOut(memory: WebAssembly.Memory, dimensions: number, count: number, base: number) {
+  const bytes = new Int8Array(memory.buffer)
+  let state = 7
+  const next = () => ((state = (state * 48271) % 2147483647) % 255) - 127
+  for (let component = 0; component < dimensions; component++) bytes[component] = next()
+  for (let at = 0; at < count * dimensions; at++) bytes[base + at] = next()
+  const expected = Array.from({ length: count }, (_, vector) => {
+    let sum = 0
+    for (let component = 0; component < dimensions; component++) sum += bytes[component]! * bytes[base + vector * dimensions + component]!
+    return sum
+  })
+  return expected
+}
+
+describe('the Int8 dot product kernels', () => {
+  const dimensions = 100
+  const chunks = Math.ceil(dimensions / 16)
+  const count = 1000
+  const [listedAt, out, base] = [1024, 8192, 16384]
+
+  it('compute every product of the vectors in a row, in order, from the first asked', () => {
+    const memory = new WebAssembly.Memory({ initial: 4 })
+    const expected = laidOut(memory, dimensions, count, base)
+    const { dotsFrom } = dotProductsOver(memory)
+    const first = 100
+    dotsFrom(0, chunks, first, count - first, out, base, dimensions)
+    expect(Array.from(new Int32Array(memory.buffer, out, count - first))).toEqual(expected.slice(first))
+  })
+
+  it('score vectors listed by position', () => {
+    const memory = new WebAssembly.Memory({ initial: 4 })
+    const expected = laidOut(memory, dimensions, count, base)
+    const { dots } = dotProductsOver(memory)
+    const listed = [999, 3, 500, 0]
+    new Uint32Array(memory.buffer, listedAt, listed.length).set(listed)
+    dots(0, chunks, listedAt, listed.length, out, base, dimensions)
+    expect(Array.from(new Int32Array(memory.buffer, out, listed.length))).toEqual(listed.map((position) => expected[position]))
+  })
+})
