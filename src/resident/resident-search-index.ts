@@ -1,7 +1,8 @@
+import type { Qualifier } from '../gffs/types.js'
 import type { IndexState, SearchIndex } from '../ports/search-index.js'
 import { withPassageText } from '../search/passage-ranks.js'
 import { Documents } from './documents.js'
-import { keepsFieldsOf, prefilterOf } from './prefilter.js'
+import { keepsFieldsOf, type Prefilter, prefilterOf } from './prefilter.js'
 import { MOST_RANKED_WORDS, rankText } from './text-ranking.js'
 import { VectorPartitions } from './vector-partitions.js'
 import { allowedSlots } from './vector-ranking.js'
@@ -44,7 +45,19 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
   let pending: Parameters<SearchIndex['apply']>[0][] = []
   let state: 'loading' | 'ready' | 'failed' = 'loading'
 
+  /**
+   * The prefilter of the qualifiers last asked, until the next write: a search asks both rankings
+   * with the same qualifiers, and what the prefilter keeps is counted once (`allowedSlots`).
+   */
+  let lastPrefilter: { key: string; prefilter: Prefilter | null } | null = null
+  function prefilterFor(qualifiers: readonly Qualifier[]): Prefilter | null {
+    const key = JSON.stringify(qualifiers)
+    if (lastPrefilter?.key !== key) lastPrefilter = { key, prefilter: prefilterOf(documents, qualifiers) }
+    return lastPrefilter.prefilter
+  }
+
   function applyHere({ upserts, removals }: Parameters<SearchIndex['apply']>[0]) {
+    lastPrefilter = null
     for (const id of removals) {
       documents.remove(id)
       withPassages.delete(id)
@@ -120,13 +133,13 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       // Passages stay on disk: the index behind ranks them, and they are merged as it merges them.
       const passagesHere = withPassages.size === 0 || behind.passageText !== undefined
       if (!ready() || !passagesHere || query.words.length > MOST_RANKED_WORDS || !keepsFieldsOf(qualifiers)) return behind.fullText(query, qualifiers, limit)
-      const byEntity = rankText(documents, query, prefilterOf(documents, qualifiers), limit)
+      const byEntity = rankText(documents, query, prefilterFor(qualifiers), limit)
       if (withPassages.size === 0) return byEntity
       return withPassageText(byEntity, await behind.passageText!(query, qualifiers, limit), limit, query.words.length)
     },
     async nearest(vector, qualifiers, limit) {
       if (!ready() || partitions === null || !keepsFieldsOf(qualifiers)) return behind.nearest(vector, qualifiers, limit)
-      const prefilter = prefilterOf(documents, qualifiers)
+      const prefilter = prefilterFor(qualifiers)
       const allowed = prefilter && allowedSlots(documents, prefilter, exactVectorsUpTo)
       return allowed ? partitions.nearestAmong(vector, allowed, limit) : partitions.nearest(vector, prefilter, limit, exactVectorsUpTo)
     },
@@ -135,6 +148,7 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       await loading
       await behind.clear().finally(() => (knownState = null))
       documents = new Documents(dimensions)
+      lastPrefilter = null
       // Trained again on what the next writes bring.
       partitions = null
       withPassages.clear()

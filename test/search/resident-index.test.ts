@@ -103,6 +103,20 @@ describe('the resident index', () => {
     expect(comparable(await resident.fullText(text, [], 100))).toEqual(comparable(await memory.fullText(text, [], 100)))
   }, 120_000)
 
+  it('asked again with the same prefilter after a write, ranks what the write changed (what a prefilter keeps is counted again)', async () => {
+    const qualifiers = parseGffs('jurisdiction:US-ZZ type:person', { allowFreeText: false }).qualifiers
+    const q = { words: [{ token: 'quokka', names: ['quokka'] }], phrases: [] }
+    const [vector] = await embedder.embed(['quokka'])
+    const ask = async () => [(await resident.fullText(q, qualifiers, 10)).map((hit) => hit.id), (await resident.nearest(vector!, qualifiers, 10)).map((hit) => hit.id)]
+    expect(await ask()).toEqual([[], []])
+    const state = await resident.state()
+    const moved: IndexedEntity = { id: 'zz000001', fields: { type: 'person', jurisdiction: 'US-ZZ' }, tokens: ['quokka'], names: ['quokka'], vector: vector! }
+    for (const index of [resident, memory]) await index.apply({ upserts: [moved], removals: [], state })
+    expect(await ask()).toEqual([['zz000001'], ['zz000001']])
+    for (const index of [resident, memory]) await index.apply({ upserts: [], removals: ['zz000001'], state })
+    expect(await ask()).toEqual([[], []])
+  })
+
   it('leaves search to the index behind when it cannot load from it, and keeps nothing of the writes', async () => {
     // The memory index cannot be scanned.
     const behind = createMemorySearchIndex()
