@@ -138,6 +138,8 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     // reaching the least of the best, then all that reach it offered, so that the top's floor is at
     // least that. Then the rest, whose names are read only when their trigrams could lift them to the floor.
     reading = slotsToReadForGrams(documents, typedGrams, touched, masks)
+    // Found from the trigrams' postings, the slots to read come with the typed trigrams each holds.
+    const heldKnown = reading !== touched
     for (let at = 0; at < reading.length; at++) {
       const slot = reading.values[at]!
       if (nameLengths[slot] !== 0 && reachesLeast(slot)) scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!)
@@ -148,8 +150,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       if (nameLengths[slot] === 0 || reachesLeast(slot)) continue
       const start = namesStarts[slot]!
       const end = namesStarts[slot + 1]!
-      const held = heldGrams[slot]!
-      const mostAdded = held === 0 ? typedGrams.mostAdded(end - start - 2) : typedGrams.mostAddedHolding(end - start - 2, held, heldWeights[slot]!)
+      const mostAdded = heldKnown ? typedGrams.mostAddedHolding(end - start - 2, heldGrams[slot]!, heldWeights[slot]!) : typedGrams.mostAdded(end - start - 2)
       if (ROUNDING_ALLOWANCE * (scores[slot]! + mostAdded + mostByPhrase) < top.floor()) continue
       scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, start, end)
       addCandidate(slot, false)
