@@ -5,7 +5,7 @@ import type { Documents, LiveStatistics } from './documents.js'
 import { type Growable, growableUint32 } from './growable.js'
 import type { Prefilter } from './prefilter.js'
 import type { Term } from './term-dictionary.js'
-import { TopHits } from './top-hits.js'
+import { rankedValue, TopHits } from './top-hits.js'
 import { TypedGrams } from './typed-grams.js'
 import { allowedSlots } from './vector-ranking.js'
 
@@ -17,14 +17,22 @@ class Scratch {
   scores = new Float64Array(0)
   nearest = new Float64Array(0)
   masks = new Uint32Array(0)
-  /** Per slot: set while a slot is in a list being made (zeroed after). */
-  flags = new Uint8Array(0)
+  /** Per slot whose names are to be read, found from the typed trigrams' postings: how many of them it holds, and their weights' sum (zeroed after). */
+  heldGrams = new Uint16Array(0)
+  heldWeights = new Float64Array(0)
   /** Per slot: 1 where a selective prefilter keeps it, for one query (zeroed after). */
   admitted = new Uint8Array(0)
   touched = growableUint32()
   nearTouched = growableUint32()
   /** Slots listed for one step (those holding a name's trigrams, those whose names to read). */
   listed = growableUint32()
+  /** The matched slots' scores before their trigram scores, for the best `limit`'s least (`rankedValue`, which reorders them). */
+  private partialScores = new Float64Array(0)
+
+  partialScoresFor(count: number): Float64Array {
+    if (this.partialScores.length < count) this.partialScores = new Float64Array(Math.max(count, this.partialScores.length * 2))
+    return this.partialScores
+  }
 
   fit(slots: number): void {
     if (this.scores.length >= slots) return
@@ -32,7 +40,8 @@ class Scratch {
     this.scores = new Float64Array(size)
     this.nearest = new Float64Array(size)
     this.masks = new Uint32Array(size)
-    this.flags = new Uint8Array(size)
+    this.heldGrams = new Uint16Array(size)
+    this.heldWeights = new Float64Array(size)
     this.admitted = new Uint8Array(size)
   }
 }
@@ -45,13 +54,16 @@ const scratch = new Scratch()
  * hold it, so a query costs the postings of its terms, not a scan of the documents. The typed word's
  * near terms (typos) are found in the dictionary, the names holding all of a typed name's trigrams
  * by intersecting the trigrams' postings. The shared trigrams' scores are added to the slots that
- * matched a word, each slot's names read once for all the typed trigrams (`TypedGrams`).
+ * matched a word, each slot's names read once for all the typed trigrams (`TypedGrams`), except where
+ * a bound on what they could add says the slot cannot be among the best `limit`; and only the slots
+ * that can be are offered to the top `limit` (the best `limit` the same, to the last bit of every score).
  */
 export function rankText(documents: Documents, query: TextQuery, prefilter: Prefilter | null, limit: number): TextHit[] {
   const slots = documents.ids.length
   scratch.fit(slots)
-  const { scores, masks, touched } = scratch
+  const { scores, masks, touched, heldGrams, heldWeights } = scratch
   touched.length = 0
+  let reading: Growable<Uint32Array> | null = null
   const tokenField = statisticsOf(documents.tokenStatistics, (term) => documents.tokens.terms.get(term)?.holders ?? 0)
   const nameField = statisticsOf(documents.nameStatistics, (term) => documents.names.terms.get(term)?.holders ?? 0)
   const gramField = statisticsOf(documents.gramStatistics, (gram) => documents.grams.of(gram)?.holders ?? 0)
@@ -105,13 +117,14 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       }
     }
 
-    // The typed names' trigrams, scored on the slots that matched a word, each slot's names read once.
-    const reading = slotsToReadForGrams(documents, typedGrams.grams, touched, masks)
-    for (let at = 0; at < reading.length; at++) {
-      const slot = reading.values[at]!
-      // A slot without names (a bill's) is passed without reading its (empty) names text.
-      if (nameLengths[slot] !== 0) scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!)
-    }
+    // The least score the best `limit` of the matched slots reach: the `limit`-th best of their
+    // scores without trigrams (which only add), phrases included. A slot whose score cannot reach it,
+    // whatever its names hold, is not one of them.
+    const least = leastOfBest(touched, scores, phrased, limit)
+    let mostByPhrase = 0
+    if (phrased !== null) for (const phraseScore of phrased.values()) mostByPhrase = Math.max(mostByPhrase, phraseScore)
+    const reachesLeast = (slot: number) => scores[slot]! + mostByPhrase >= least
+
     const top = new TopHits(limit, documents.ids)
     const addCandidate = (slot: number, withGrams: boolean) => {
       const mask = masks[slot]!
@@ -120,19 +133,72 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       const score = scores[slot]! + phraseScore
       top.offer(slot, withGrams ? typedGrams.addScores(score, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!) : score, popcount(mask))
     }
-    for (let at = 0; at < touched.length; at++) addCandidate(touched.values[at]!, false)
+    // The typed names' trigrams, scored on the slots that matched a word, each slot's names read once
+    // (a slot without names, a bill's, is passed without reading its empty text): first those already
+    // reaching the least of the best, then all that reach it offered, so that the top's floor is at
+    // least that. Then the rest, whose names are read only when their trigrams could lift them to the floor.
+    reading = slotsToReadForGrams(documents, typedGrams, touched, masks)
+    // Found from the trigrams' postings, the slots to read come with the typed trigrams each holds.
+    const heldKnown = reading !== touched
+    for (let at = 0; at < reading.length; at++) {
+      const slot = reading.values[at]!
+      if (nameLengths[slot] !== 0 && reachesLeast(slot)) scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!)
+    }
+    for (let at = 0; at < touched.length; at++) if (reachesLeast(touched.values[at]!)) addCandidate(touched.values[at]!, false)
+    for (let at = 0; at < reading.length; at++) {
+      const slot = reading.values[at]!
+      if (nameLengths[slot] === 0 || reachesLeast(slot)) continue
+      const start = namesStarts[slot]!
+      const end = namesStarts[slot + 1]!
+      const mostAdded = heldKnown ? typedGrams.mostAddedHolding(end - start - 2, heldGrams[slot]!, heldWeights[slot]!) : typedGrams.mostAdded(end - start - 2)
+      if (ROUNDING_ALLOWANCE * (scores[slot]! + mostAdded + mostByPhrase) < top.floor()) continue
+      scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, start, end)
+      addCandidate(slot, false)
+    }
     // Slots that hold every phrase and no word still match (their trigram scores added here).
     if (phrased !== null) for (const slot of phrased.keys()) if (masks[slot] === 0 && scores[slot] === 0) addCandidate(slot, true)
     return top.hits().sort(bestFirst)
   } finally {
     typedGrams.release()
     admitted.release()
+    if (reading !== null && reading !== touched) {
+      for (let at = 0; at < reading.length; at++) {
+        heldGrams[reading.values[at]!] = 0
+        heldWeights[reading.values[at]!] = 0
+      }
+    }
     for (let at = 0; at < touched.length; at++) {
       const slot = touched.values[at]!
       scores[slot] = 0
       masks[slot] = 0
     }
   }
+}
+
+/**
+ * What a bound on a score is multiplied by before it is compared: the score itself is a sum rounded
+ * at each step, in its own order, which may exceed the bound's exact sum in its last bits (by far less).
+ */
+const ROUNDING_ALLOWANCE = 1 + 1e-9
+
+/**
+ * The `limit`-th best of the matched slots' scores so far (plus their phrases' scores; those not
+ * holding every phrase left out), or -Infinity when fewer match: as trigram scores only add, at
+ * least `limit` slots end at or above it, and a slot ending below it is not among the best `limit`.
+ */
+function leastOfBest(touched: Growable<Uint32Array>, scores: Float64Array, phrased: Map<number, number> | null, limit: number): number {
+  if (touched.length < limit) return -Infinity
+  const partial = scratch.partialScoresFor(touched.length)
+  let count = 0
+  for (let at = 0; at < touched.length; at++) {
+    const slot = touched.values[at]!
+    if (phrased === null) partial[count++] = scores[slot]!
+    else {
+      const phraseScore = phrased.get(slot)
+      if (phraseScore !== undefined) partial[count++] = scores[slot]! + phraseScore
+    }
+  }
+  return rankedValue(partial, count, limit)
 }
 
 /** `addPostings`'s weight for a near term: its BM25 is kept where it is a slot's best so far, not added. */
@@ -182,12 +248,20 @@ function admittedSlots(documents: Documents, prefilter: Prefilter | null, postin
   const alive = documents.alive.values
   const nothingToClear = () => {}
   if (prefilter === null) return { marks: alive, broad: null, release: nothingToClear }
-  const listed = prefilter.narrowest()?.reduce((sum, list) => sum + list.length, 0) ?? Infinity
-  const kept = listed < postings ? allowedSlots(documents, prefilter, listed) : null
+  const lists = prefilter.narrowest()
+  const listed = lists?.reduce((sum, list) => sum + list.length, 0) ?? Infinity
+  const kept = listed < postings ? allowedSlots(documents, prefilter, listed, lists) : null
   if (kept === null) return { marks: alive, broad: prefilter, release: nothingToClear }
   const { admitted: marks } = scratch
   for (let at = 0; at < kept.length; at++) marks[kept[at]!] = 1
-  return { marks, broad: null, release: () => marks.fill(0, 0, documents.ids.length) }
+  // Only the slots marked are cleared (fewer than the postings), not a byte for every slot.
+  return {
+    marks,
+    broad: null,
+    release: () => {
+      for (let at = 0; at < kept.length; at++) marks[kept[at]!] = 0
+    },
+  }
 }
 
 /** The postings of the query's words and names themselves (near terms not counted): the least its ranking walks. */
@@ -207,21 +281,26 @@ function wordPostings(documents: Documents, query: TextQuery): number {
  */
 const POSTINGS_A_READ = 16
 
-/** The slots that matched (`masks`) whose names may hold a typed trigram: every one, or those the trigrams' postings hold when they are fewer. */
-function slotsToReadForGrams(documents: Documents, grams: readonly string[], touched: Growable<Uint32Array>, masks: Uint32Array): Growable<Uint32Array> {
-  const lists = grams.flatMap((gram) => documents.grams.of(gram)?.documents ?? [])
-  if (lists.reduce((sum, list) => sum + list.length, 0) >= POSTINGS_A_READ * touched.length) return touched
-  const { listed: reading, flags } = scratch
+/**
+ * The slots that matched (`masks`) whose names may hold a typed trigram: every one, or those the
+ * trigrams' postings hold when they are fewer (then, in `heldGrams` and `heldWeights`, which typed
+ * trigrams each holds: their count and weights' sum, to be cleared by the caller).
+ */
+function slotsToReadForGrams(documents: Documents, typedGrams: TypedGrams, touched: Growable<Uint32Array>, masks: Uint32Array): Growable<Uint32Array> {
+  const lists = typedGrams.grams.map((gram) => documents.grams.of(gram)?.documents)
+  if (lists.reduce((sum, list) => sum + (list?.length ?? 0), 0) >= POSTINGS_A_READ * touched.length) return touched
+  const { listed: reading, heldGrams, heldWeights } = scratch
   reading.length = 0
-  for (const { values, length } of lists) {
-    for (let at = 0; at < length; at++) {
-      const slot = values[at]!
-      if (masks[slot] === 0 || flags[slot] === 1) continue
-      flags[slot] = 1
-      reading.push(slot)
+  lists.forEach((list, number) => {
+    if (list === undefined) return
+    const weight = typedGrams.weightOf(number)
+    for (let at = 0; at < list.length; at++) {
+      const slot = list.values[at]!
+      if (masks[slot] === 0) continue
+      if (heldGrams[slot]!++ === 0) reading.push(slot)
+      heldWeights[slot]! += weight
     }
-  }
-  for (let at = 0; at < reading.length; at++) flags[reading.values[at]!] = 0
+  })
   return reading
 }
 

@@ -81,3 +81,39 @@ export class TopHits {
     for (const column of [this.slots, this.scores, this.matched]) [column[a], column[b]] = [column[b]!, column[a]!]
   }
 }
+
+/**
+ * The `rank`-th largest of `values[0 .. length]` (1: the largest), by quickselect; the values are
+ * reordered. -Infinity when there are fewer than `rank` (or `rank` is below 1).
+ */
+export function rankedValue(values: Float64Array, length: number, rank: number): number {
+  if (rank < 1 || rank > length) return -Infinity
+  // The (length - rank)-th smallest: each round splits around a median of three, keeping the side holding it.
+  const target = length - rank
+  let low = 0
+  let high = length - 1
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    const pivot = medianOfThree(values[low]!, values[middle]!, values[high]!)
+    let left = low
+    let right = high
+    while (left <= right) {
+      while (values[left]! < pivot) left++
+      while (values[right]! > pivot) right--
+      if (left <= right) {
+        const value = values[left]!
+        values[left++] = values[right]!
+        values[right--] = value
+      }
+    }
+    // Now values[low .. right] <= pivot <= values[left .. high], and those between equal the pivot.
+    if (target <= right) high = right
+    else if (target >= left) low = left
+    else return pivot
+  }
+  return values[target]!
+}
+
+function medianOfThree(a: number, b: number, c: number): number {
+  return a < b ? (b < c ? b : a < c ? c : a) : a < c ? a : b < c ? c : b
+}

@@ -1,6 +1,9 @@
-import { bm25, type FieldStatistics, idf } from '../search/bm25.js'
+import { BM25, bm25, type FieldStatistics, idf } from '../search/bm25.js'
 import { MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
 import { gramKeyAt, gramKeyOf } from './gram-postings.js'
+
+/** Names up to this many trigrams long have `TypedGrams.mostAdded` worked out once a query (longer ones, rare, each time). */
+const MEMO_LENGTHS = 128
 
 /** Trigram keys of ASCII units are below 2 ** 21 (`gramKeyAt`): one bit each says whether a query typed it. */
 const ASCII_KEYS = 2 ** 21
@@ -26,6 +29,11 @@ export class TypedGrams {
   private readonly counts: Uint32Array
   private readonly held: number[] = []
   private readonly keys: number[]
+  /** The typed trigrams' weights (`weightOf`), largest first, and `weightsOfHeld[n]` the sum of the first `n`. */
+  private readonly largestWeights: number[]
+  private readonly weightsOfHeld: number[] = [0]
+  /** `mostAdded` of names up to `MEMO_LENGTHS` trigrams long, worked out once a query (NaN until then). */
+  private readonly mostAddedOf = new Float64Array(MEMO_LENGTHS).fill(Number.NaN)
 
   constructor(
     names: Iterable<string>,
@@ -48,6 +56,8 @@ export class TypedGrams {
       }
     }
     this.keys = [...numberOf.keys()]
+    this.largestWeights = this.grams.map((_, number) => this.weightOf(number)).sort((a, b) => b - a)
+    for (const weight of this.largestWeights) this.weightsOfHeld.push(this.weightsOfHeld.at(-1)! + weight)
     this.counts = new Uint32Array(this.grams.length)
     // A quarter full at most, so that a probe ends in one or two steps.
     const size = 2 ** Math.ceil(Math.log2(4 * Math.max(1, this.grams.length)))
@@ -81,6 +91,39 @@ export class TypedGrams {
 
   release(): void {
     for (const key of this.keys) if (key < ASCII_KEYS) typedAsciiKeys[key >>> 5] = 0
+  }
+
+  /** What the typed trigram numbered `number` weighs in a score (times typed, `nameTrigram`, IDF): its BM25 there is this times f(count). */
+  weightOf(number: number): number {
+    return this.times[number]! * MATCH_WEIGHTS.nameTrigram * this.weights[number]!
+  }
+
+  /**
+   * The most `addScores` can add for names of `length` trigrams holding `held` of the typed trigrams,
+   * whose weights (`weightOf`) sum to `weights` (in exact arithmetic: a caller allows for rounding).
+   * Their counts are at least 1 and sum to at most `length`; a trigram adds its weight times
+   * f(count) = count (k1 + 1) / (count + norm), which grows with the count, at most f(length). Past a
+   * count of 1, f gains g(extra) = f(1 + extra) - f(1), concave: the held trigrams' extra counts
+   * (length - held at most) gain at most `held` times g of their mean, times the largest weight.
+   */
+  mostAddedHolding(length: number, held: number, weights: number): number {
+    const norm = BM25.k1 * (1 - BM25.b + (BM25.b * length) / this.field.averageLength)
+    const f = (count: number) => (count * (BM25.k1 + 1)) / (count + norm)
+    const largestWeight = Math.min(this.largestWeights[0]!, weights)
+    return Math.min(f(1) * weights + largestWeight * held * (f(1 + (length - held) / held) - f(1)), f(length) * weights)
+  }
+
+  /** The most `addScores` can add for names of `length` trigrams, whichever of the typed trigrams they hold (`mostAddedHolding` of the heaviest, however many). */
+  mostAdded(length: number): number {
+    if (length <= 0 || this.grams.length === 0) return 0
+    if (length < MEMO_LENGTHS) {
+      const known = this.mostAddedOf[length]!
+      if (!Number.isNaN(known)) return known
+    }
+    let most = 0
+    for (let held = 1; held <= Math.min(length, this.grams.length); held++) most = Math.max(most, this.mostAddedHolding(length, held, this.weightsOfHeld[held]!))
+    if (length < MEMO_LENGTHS) this.mostAddedOf[length] = most
+    return most
   }
 
   /**

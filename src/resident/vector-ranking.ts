@@ -16,12 +16,12 @@ const keptByPrefilter = new WeakMap<Prefilter, Uint32Array>()
 /**
  * The live slots a prefilter keeps, for the nearest vectors to be found among them alone
  * (`VectorPartitions.nearestAmong`). Null when the prefilter names no values to start from, or keeps
- * more than `most` (the partitions are scanned for those: `VectorPartitions.nearest`).
+ * more than `most` (the partitions are scanned for those: `VectorPartitions.nearest`). `lists`: the
+ * prefilter's `narrowest()`, when the caller has it already.
  */
-export function allowedSlots(documents: Documents, prefilter: Prefilter, most: number): Uint32Array | null {
+export function allowedSlots(documents: Documents, prefilter: Prefilter, most: number, lists = prefilter.narrowest()): Uint32Array | null {
   const known = keptByPrefilter.get(prefilter)
   if (known !== undefined) return known.length > most ? null : known
-  const lists = prefilter.narrowest()
   if (lists === null) return null
   const alive = documents.alive.values
   allowed.length = 0

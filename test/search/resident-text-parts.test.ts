@@ -6,6 +6,7 @@ import { GramPostings } from '../../src/resident/gram-postings.js'
 import { growableUint32 } from '../../src/resident/growable.js'
 import { prefilterOf } from '../../src/resident/prefilter.js'
 import { rankText } from '../../src/resident/text-ranking.js'
+import { rankedValue } from '../../src/resident/top-hits.js'
 import { TypedGrams } from '../../src/resident/typed-grams.js'
 import { bm25, type FieldStatistics, idf } from '../../src/search/bm25.js'
 import { MATCH_WEIGHTS, trigramsOf } from '../../src/search/text.js'
@@ -142,5 +143,128 @@ describe("the resident index's full text under a prefilter", () => {
     expect(everyOne).toHaveLength(399)
     expect(rankText(documents, query('every'), prefilter('type:common'), 1000)).toHaveLength(399 - 19)
     expect(rankText(documents, query('every'), null, 1000)).toEqual(everyOne)
+  })
+})
+
+describe("the resident index's bound on what typed trigrams add", () => {
+  it('is never below what they add, whatever the names hold and however often', () => {
+    let state = 11
+    const random = () => (state = (state * 48271) % 2147483647) / 2147483647
+    const letters = 'ab c'
+    const typedNames = [['aaa'], ['abab', 'baba'], ['abc', 'cab', 'aab'], ['aaaa', 'aaa', 'bbbbb', 'ab', 'cccab']]
+    const texts = ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'aaa', 'abababababababababab', ...Array.from({ length: 2000 }, () => Array.from({ length: 3 + Math.floor(random() * 40) }, () => letters[Math.floor(random() * letters.length)]).join(''))]
+    for (const names of typedNames) {
+      const typed = new TypedGrams(names, field)
+      const numberOf = new Map(typed.grams.map((gram, number) => [gram, number]))
+      typed.claim()
+      try {
+        for (const text of texts) {
+          const length = text.length - 2
+          const added = typed.addScores(0, ...packed(text))
+          const held = [...new Set(trigramsOf(text))].filter((gram) => numberOf.has(gram))
+          const weights = held.reduce((sum, gram) => sum + typed.weightOf(numberOf.get(gram)!), 0)
+          expect(added, `${names.join(',')} in ${text}`).toBeLessThanOrEqual(typed.mostAdded(length) * (1 + 1e-9))
+          if (held.length > 0) expect(added, `${names.join(',')} in ${text}`).toBeLessThanOrEqual(typed.mostAddedHolding(length, held.length, weights) * (1 + 1e-9))
+        }
+      } finally {
+        typed.release()
+      }
+    }
+  })
+})
+
+describe("the resident index's full text, the best few of many", () => {
+  // Entities whose word scores and trigram scores disagree: the longer an entity's tokens, the lower
+  // its word's BM25, and the more its names repeat the typed name's trigrams, the higher their scores.
+  // Groups of identical entities (equal scores) whose ids are not in slot order; some without names.
+  const documents = new Documents(2)
+  const ids: string[] = []
+  for (let n = 0; n < 600; n++) {
+    const group = n % 150
+    const tokens = ['every', ...Array.from({ length: (group % 6) * 4 + (group % 5) }, (_, at) => `filler${at}`), ...(group % 7 === 0 ? ['fetterman', 'senate', 'bill'] : []), ...(group % 3 === 0 ? ['senate'] : [])]
+    const names = group % 4 === 3 ? [] : [group % 5 === 0 ? 'john' : 'mary', ...Array.from({ length: group % 6 }, () => (group % 2 === 0 ? 'feterman' : 'fettermann')), ...(group % 9 === 0 ? ['smith'] : [])]
+    const id = `e${String((n * 7919) % 600).padStart(3, '0')}`
+    ids.push(id)
+    documents.put({ id, fields: { type: group % 10 === 0 ? 'rare' : 'common' }, tokens, names, vector: Float32Array.of(1, n) })
+  }
+  const word = (token: string, names: string[] = []) => ({ token, names })
+  const queries: [string, TextQuery][] = [
+    ['a common word, a typed name of many trigrams', { words: [word('every', ['fetterman', 'feterman'])], phrases: [] }],
+    ['a typed name whose trigrams a few names hold', { words: [word('every', ['smith'])], phrases: [] }],
+    ['two words with names', { words: [word('senate', ['senate']), word('fetterman', ['fetterman', 'fettermann'])], phrases: [] }],
+    ['a name alone', { words: [word('john', ['john', 'johnny', 'jon'])], phrases: [] }],
+    ['a phrase with words', { words: [word('every', ['feterman'])], phrases: [['senate', 'bill']] }],
+    ['a phrase alone', { words: [], phrases: [['fetterman', 'senate']] }],
+    ['every slot tied', { words: [word('every')], phrases: [] }],
+  ]
+  const prefilter = prefilterOf(documents, parseGffs('type:common', { allowFreeText: false }).qualifiers)
+
+  it('keeps the best `limit` of all the matches, to the last bit of each score, ties in id order, whatever the limit', () => {
+    for (const [name, query] of queries) {
+      for (const filter of [null, prefilter]) {
+        // A limit above the matches prunes nothing: the reference.
+        const all = rankText(documents, query, filter, 10_000)
+        expect(all.length, name).toBeGreaterThan(20)
+        for (const limit of [1, 2, 5, 13, 40, 100, all.length - 1]) expect(rankText(documents, query, filter, limit), `${name}, best ${limit}`).toEqual(all.slice(0, limit))
+      }
+    }
+  })
+
+  it('ranks slots whose trigram scores lift them over those of better word scores', () => {
+    const all = rankText(documents, queries[0]![1], null, 10_000)
+    const wordOnly = rankText(documents, { words: [word('every')], phrases: [] }, null, 10_000)
+    const wordScore = new Map(wordOnly.map((hit) => [hit.id, hit.score]))
+    // The best hit's word score is among the lowest: its trigrams put it first.
+    expect(wordScore.get(all[0]!.id)!).toBeLessThan(wordOnly[wordOnly.length / 2]!.score)
+    // Ties: equal scores around the fifth place, in id order.
+    const ties = rankText(documents, { words: [word('every')], phrases: [] }, null, 5)
+    expect(ties.every((hit) => hit.score === ties[0]!.score)).toBe(true)
+    expect(ties.map((hit) => hit.id)).toEqual([...ties.map((hit) => hit.id)].sort())
+    expect(ids).not.toEqual([...ids].sort())
+  })
+})
+
+describe("the resident index's full text, pruned against ranking everything", () => {
+  it('gives the same best `limit` as ranking every match, over random documents of few letters (typed trigrams held often, ties, phrases, prefilters)', () => {
+    let state = 5
+    const random = () => (state = (state * 48271) % 2147483647) / 2147483647
+    const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!
+    const syllables = ['fe', 'ter', 'man', 'an', 'na', 'jo', 'hn']
+    const nameOf = () => Array.from({ length: 1 + Math.floor(random() * 4) }, () => pick(syllables)).join('')
+    const tokensOf = ['senate', 'bill', 'every', 'act', 'feterman', 'joan']
+    for (let corpus = 0; corpus < 30; corpus++) {
+      const documents = new Documents(2)
+      for (let n = 0; n < 300; n++) {
+        const tokens = Array.from({ length: 1 + Math.floor(random() * 8) }, () => pick(tokensOf))
+        const names = random() < 0.2 ? [] : Array.from({ length: 1 + Math.floor(random() * 3) }, nameOf)
+        documents.put({ id: `e${String(Math.floor(random() * 1e6)).padStart(6, '0')}${n}`, fields: { type: random() < 0.3 ? 'rare' : 'common' }, tokens, names, vector: Float32Array.of(1, n) })
+      }
+      const prefilter = prefilterOf(documents, parseGffs('type:common', { allowFreeText: false }).qualifiers)
+      for (let each = 0; each < 8; each++) {
+        const words = Array.from({ length: Math.floor(random() * 3) }, () => ({ token: pick(tokensOf), names: Array.from({ length: Math.floor(random() * 3) }, nameOf) }))
+        const phrases = random() < 0.3 || words.length === 0 ? [[pick(tokensOf), pick(tokensOf)]] : []
+        const query = { words, phrases }
+        for (const filter of [null, prefilter]) {
+          const all = rankText(documents, query, filter, 10_000)
+          for (const limit of [1, 3, 10, 30]) expect(rankText(documents, query, filter, limit), JSON.stringify({ corpus, query, limit })).toEqual(all.slice(0, limit))
+        }
+      }
+    }
+  })
+})
+
+describe("the resident index's ranked value", () => {
+  it('is the value at that rank of the values sorted best first, many of them equal or not', () => {
+    let state = 3
+    const random = () => (state = (state * 48271) % 2147483647) / 2147483647
+    for (const length of [0, 1, 2, 3, 10, 100, 1000]) {
+      for (const distinct of [1, 2, 5, 1e9]) {
+        const values = Array.from({ length }, () => Math.floor(random() * distinct))
+        const sorted = [...values].sort((a, b) => b - a)
+        for (const rank of [0, 1, 2, 7, 50, length - 1, length, length + 1]) {
+          expect(rankedValue(Float64Array.from(values), length, rank), `${rank} of ${length}`).toBe(rank >= 1 && rank <= length ? sorted[rank - 1] : -Infinity)
+        }
+      }
+    }
   })
 })
