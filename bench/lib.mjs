@@ -3,9 +3,10 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
+import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { startPgBouncerServer } from '../test/support/pgbouncer-server.mjs'
 import { createApiKeyAuthenticator, createRegistry, tokenize } from '../dist/index.js'
@@ -376,4 +377,28 @@ export function catalogQuerySets(total, count, seed = 1) {
     }),
     'common word': commonWords,
   }
+}
+
+/**
+ * The search of search-cost.mjs's catalogue of `total` entities (built by its first run), in this
+ * process, with the build in `distDirectory`: its SQLite store and its LanceDB index loaded into the
+ * resident index (awaited), and the build's `createSearch`, `parseGffs`, nicknames and word relatives.
+ */
+export async function openCatalogSearch(total, distDirectory) {
+  const data = join(DATA_DIR, `search-catalog-${total}`)
+  if (!existsSync(data)) throw new Error(`no ${data}: run bench/search-cost.mjs --entities ${total} first`)
+  const dist = (path) => import(pathToFileURL(join(resolve(distDirectory), path)).href)
+  const { createResidentSearchIndex, createSearch, parseGffs } = await dist('index.js')
+  const { createWordVectorEmbedder } = await dist('embedders/index.js')
+  const { createSqliteStore: sqliteStoreOf } = await dist('kysely/index.js')
+  const { createLancedbSearchIndex } = await dist('lancedb/index.js')
+  const { loadNicknames, loadWordRelatives } = await dist('node/index.js')
+  const embedder = createWordVectorEmbedder()
+  const store = await sqliteStoreOf({ file: join(data, 'registry.sqlite') })
+  const behind = await createLancedbSearchIndex({ uri: join(data, 'search'), dimensions: embedder.dimensions })
+  let markLoaded
+  const loaded = new Promise((done) => (markLoaded = done))
+  const resident = await createResidentSearchIndex({ behind, dimensions: embedder.dimensions, onLoaded: markLoaded })
+  const { entities, milliseconds } = await loaded
+  return { createSearch, parseGffs, embedder, store, resident, entities, milliseconds, nicknames: await loadNicknames(), relatives: await loadWordRelatives() }
 }

@@ -8,12 +8,10 @@
 //   node bench/search-parts-resident.mjs [--entities 1000000] [--queries 100] [--dist DIR] [--seed N]
 // after `npm run build` and a first run of search-cost.mjs (which builds the data it reads).
 // `--dist` measures another build (a checkout's dist/, for a before/after in one sitting).
-import { existsSync } from 'node:fs'
 import { loadavg } from 'node:os'
-import { join, resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { catalogQuerySets, DATA_DIR, machine, ROOT } from './lib.mjs'
+import { catalogQuerySets, machine, openCatalogSearch, ROOT } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -24,23 +22,8 @@ const { values: options } = parseArgs({
   },
 })
 const total = Number(options.entities)
-const data = join(DATA_DIR, `search-catalog-${total}`)
-if (!existsSync(data)) throw new Error(`no ${data}: run bench/search-cost.mjs --entities ${total} first`)
-const dist = (path) => import(pathToFileURL(join(resolve(options.dist), path)).href)
-const { createResidentSearchIndex, createSearch, parseGffs } = await dist('index.js')
-const { createWordVectorEmbedder } = await dist('embedders/index.js')
-const { createSqliteStore } = await dist('kysely/index.js')
-const { createLancedbSearchIndex } = await dist('lancedb/index.js')
-const { loadNicknames, loadWordRelatives } = await dist('node/index.js')
+const { createSearch, parseGffs, embedder, store, resident, entities, milliseconds, nicknames, relatives } = await openCatalogSearch(total, options.dist)
 const loadAverage = () => loadavg().map((load) => load.toFixed(2)).join(', ')
-
-const embedder = createWordVectorEmbedder()
-const store = await createSqliteStore({ file: join(data, 'registry.sqlite') })
-const behind = await createLancedbSearchIndex({ uri: join(data, 'search'), dimensions: embedder.dimensions })
-let markLoaded
-const loaded = new Promise((done) => (markLoaded = done))
-const resident = await createResidentSearchIndex({ behind, dimensions: embedder.dimensions, onLoaded: markLoaded })
-const { entities, milliseconds } = await loaded
 console.log(`${options.dist}: machine ${machine()}; ${entities.toLocaleString('en')} entities loaded in ${(milliseconds / 1000).toFixed(1)} s; load average ${loadAverage()}`)
 
 const cpuMillis = () => {
@@ -69,7 +52,7 @@ timedStore.getEntities = async (ids) => {
     count('getEntities', cpuMillis() - started, ids.length)
   }
 }
-const search = createSearch(timedStore, { index, embedder, nicknames: await loadNicknames(), relatives: await loadWordRelatives() })
+const search = createSearch(timedStore, { index, embedder, nicknames, relatives })
 const WARM_UP = 30
 const queries = Number(options.queries)
 console.log(`\n| set | a whole search | fullText | nearest | getEntities (ids a read) | the rest |\n|---|---|---|---|---|---|`)

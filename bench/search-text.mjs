@@ -9,13 +9,12 @@
 // `--profile` writes a CPU profile of each set's replay to PREFIX-<set>.cpuprofile (read it with
 // profile-top.mjs); `--results` writes every call's hits (ids, scores, matched words) as JSON, to
 // compare two builds' answers with `cmp`.
-import { existsSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector'
 import { loadavg } from 'node:os'
-import { join, resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { catalogQuerySets, DATA_DIR, machine, quantile, ROOT } from './lib.mjs'
+import { catalogQuerySets, machine, openCatalogSearch, quantile, ROOT } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -29,29 +28,14 @@ const { values: options } = parseArgs({
 })
 const total = Number(options.entities)
 const SET_NAMES = { title: 'title words', prefilter: 'title words, 2% prefilter', name: 'name with a typo', common: 'common word' }
-const data = join(DATA_DIR, `search-catalog-${total}`)
-if (!existsSync(data)) throw new Error(`no ${data}: run bench/search-cost.mjs --entities ${total} first`)
-const dist = (path) => import(pathToFileURL(join(resolve(options.dist), path)).href)
-const { createResidentSearchIndex, createSearch, parseGffs } = await dist('index.js')
-const { createWordVectorEmbedder } = await dist('embedders/index.js')
-const { createSqliteStore } = await dist('kysely/index.js')
-const { createLancedbSearchIndex } = await dist('lancedb/index.js')
-const { loadNicknames, loadWordRelatives } = await dist('node/index.js')
+const { createSearch, parseGffs, embedder, store, resident, entities, milliseconds, nicknames, relatives } = await openCatalogSearch(total, options.dist)
 const loadAverage = () => loadavg().map((load) => load.toFixed(2)).join(', ')
-
-const embedder = createWordVectorEmbedder()
-const store = await createSqliteStore({ file: join(data, 'registry.sqlite') })
-const behind = await createLancedbSearchIndex({ uri: join(data, 'search'), dimensions: embedder.dimensions })
-let markLoaded
-const loaded = new Promise((done) => (markLoaded = done))
-const resident = await createResidentSearchIndex({ behind, dimensions: embedder.dimensions, onLoaded: markLoaded })
-const { entities, milliseconds } = await loaded
 console.log(`${options.dist}: machine ${machine()}; ${entities.toLocaleString('en')} entities loaded in ${(milliseconds / 1000).toFixed(1)} s; load average ${loadAverage()}`)
 
 // What search asks full text, query by query: captured through an index that records its calls.
 let calls = []
 const recording = { ...resident, fullText: (...call) => (calls.push(call), resident.fullText(...call)) }
-const search = createSearch(store, { index: recording, embedder, nicknames: await loadNicknames(), relatives: await loadWordRelatives() })
+const search = createSearch(store, { index: recording, embedder, nicknames, relatives })
 const WARM_UP = 10
 const allSets = catalogQuerySets(total, WARM_UP + Number(options.queries), 5)
 
