@@ -275,7 +275,7 @@ function wordPostings(documents: Documents, query: TextQuery): number {
 }
 
 /**
- * A slot's names cost a few hundred nanoseconds to read (a string far in memory), a trigram's posting
+ * A slot's names cost a few hundred nanoseconds to read (its units far in memory: a cache miss), a trigram's posting
  * a few: while the typed trigrams' postings are this many times fewer than the slots that matched,
  * they find the slots worth reading.
  */

@@ -1,4 +1,4 @@
-import { BM25, bm25, type FieldStatistics, idf } from '../search/bm25.js'
+import { bm25, type FieldStatistics, idf } from '../search/bm25.js'
 import { MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
 import { gramKeyAt, gramKeyOf } from './gram-postings.js'
 
@@ -107,8 +107,7 @@ export class TypedGrams {
    * (length - held at most) gain at most `held` times g of their mean, times the largest weight.
    */
   mostAddedHolding(length: number, held: number, weights: number): number {
-    const norm = BM25.k1 * (1 - BM25.b + (BM25.b * length) / this.field.averageLength)
-    const f = (count: number) => (count * (BM25.k1 + 1)) / (count + norm)
+    const f = (count: number) => bm25(this.field, count, length, 1)
     const largestWeight = Math.min(this.largestWeights[0]!, weights)
     return Math.min(f(1) * weights + largestWeight * held * (f(1 + (length - held) / held) - f(1)), f(length) * weights)
   }
