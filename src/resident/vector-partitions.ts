@@ -1,6 +1,6 @@
 import type { ScoredHit } from '../ports/search-index.js'
 import type { Documents } from './documents.js'
-import { type DotProducts, type DotProductsFrom, dotProductsOver } from './dot-products.js'
+import { type DotProductsFrom, dotProductsOver } from './dot-products.js'
 import type { Prefilter } from './prefilter.js'
 import { quantizeInto } from './growable.js'
 import { TopHits } from './top-hits.js'
@@ -21,6 +21,8 @@ export const SCANNED_SHARE = 0.3
 export const ALLOWED_SHARE = 0.5
 /** Positions scored by one call of the kernel. */
 const BATCH = 16_384
+/** The most bytes of vectors `nearestAmong` keeps gathered (about 16 prefilters keeping 20,000 vectors of 100 components). */
+const GATHERED_BYTES = 32 * 1024 * 1024
 /** Rounds of k-means, and sample vectors a partition, when the centroids are trained. */
 const TRAINING_ROUNDS = 6
 const SAMPLE_A_PARTITION = 64
@@ -28,6 +30,13 @@ const PAGE = 65_536
 
 /** Partitions of about 4 √n vectors each: √n / 4 of them (at most 1,024), so that assigning n vectors costs n √n / 4 dot products at load. */
 const partitionsFor = (vectors: number) => Math.max(1, Math.min(1024, Math.round(Math.sqrt(vectors) / 4)))
+
+/** A prefilter's vectors, gathered in the order they lie in memory (`VectorPartitions.nearestAmong`). */
+interface Gathered {
+  vectors: Int8Array
+  scales: Float32Array
+  slots: Uint32Array
+}
 
 /**
  * The live vectors of documents in partitions (an inverted file): each vector is copied, as Int8,
@@ -39,19 +48,16 @@ const partitionsFor = (vectors: number) => Math.max(1, Math.min(1024, Math.round
  * until compaction. Candidates are scored with the query in Int8 too, then the best rescored exactly;
  * of candidates tied with the worst kept, the first scanned stays (many entities may share one
  * vector: breaking their ties by id, as exact search does, cost a comparison of ids for each).
- * The memory layout: query, the positions a kernel call reads and the scores it writes, the
- * centroids, then the vectors.
+ * The memory layout: query, the scores a kernel call writes, the centroids, the vectors, then
+ * (for `nearestAmong`) a prefilter's vectors gathered.
  */
 export class VectorPartitions {
   private readonly memory: WebAssembly.Memory
-  private readonly dots: DotProducts
   private readonly dotsFrom: DotProductsFrom
   private bytes: Int8Array
-  private positions: Uint32Array
   private scores: Int32Array
   private readonly chunks: number
   private readonly query: number
-  private readonly positionsAt: number
   private readonly scoresAt: number
   private readonly centroidsAt: number
   private readonly vectorsAt: number
@@ -65,6 +71,15 @@ export class VectorPartitions {
   private positionOf = new Uint32Array(0)
   /** Positions taken, holes of moved partitions included. */
   private end = 0
+  /**
+   * The vectors of slots `nearestAmong` was given, gathered in memory's order, by the slots' array
+   * (a prefilter's, which the resident index asks again until a write: `allowedSlots`): read where
+   * they lie, one a page, a vector cost 150 ns; gathered, a few. The least recently asked are let go
+   * past `GATHERED_BYTES`; all of them when a vector is added (after a write the resident index asks
+   * its prefilters anew: what the old ones kept is not asked again).
+   */
+  private gathered = new Map<Uint32Array, Gathered>()
+  private gatheredBytes = 0
 
   private constructor(
     private readonly documents: Documents,
@@ -78,14 +93,13 @@ export class VectorPartitions {
     const count = centroidScales.length
     this.chunks = Math.ceil(dimensions / 16)
     this.query = 0
-    this.positionsAt = this.chunks * 16
-    this.scoresAt = this.positionsAt + 4 * BATCH
+    this.scoresAt = this.chunks * 16
     this.centroidsAt = this.scoresAt + 4 * BATCH
     // The kernel reads 16 bytes at a time: a vector's last ones may read 15 past it.
     this.vectorsAt = this.centroidsAt + count * dimensions + 16
     this.memory = new WebAssembly.Memory({ initial: Math.ceil((this.vectorsAt + 16) / PAGE) })
-    ;({ dots: this.dots, dotsFrom: this.dotsFrom } = dotProductsOver(this.memory))
-    ;[this.bytes, this.positions, this.scores] = this.views()
+    this.dotsFrom = dotProductsOver(this.memory)
+    ;[this.bytes, this.scores] = this.views()
     this.bytes.set(centroids, this.centroidsAt)
     this.starts = new Uint32Array(count)
     this.lengths = new Uint32Array(count)
@@ -172,6 +186,8 @@ export class VectorPartitions {
 
   /** Adds a slot's vector (put in documents since) to its nearest partition. */
   add(slot: number): void {
+    this.gathered.clear()
+    this.gatheredBytes = 0
     const partition = this.partitionOf(slot)
     if (this.lengths[partition] === this.capacities[partition]) this.move(partition, Math.max(16, 2 * this.capacities[partition]!))
     this.place(partition, slot)
@@ -208,32 +224,65 @@ export class VectorPartitions {
 
   /**
    * The `limit` nearest of the live `slots` (those a selective prefilter keeps), as `nearest` scores
-   * them (their vectors read in the order they lie in memory), without partitions.
+   * them, without partitions: their vectors gathered in a row (`gatheredOf`), copied past the
+   * partitions' and scanned as one.
    */
   nearestAmong(vector: Float32Array, slots: Uint32Array, limit: number): ScoredHit[] {
-    const unit = unitOf(vector, this.documents.dimensions)
+    const { dimensions } = this.documents
+    const unit = unitOf(vector, dimensions)
     this.setQuery(unit)
-    const positions = Uint32Array.from(slots, (slot) => this.positionOf[slot]!).sort()
+    const gathered = this.gatheredOf(slots)
+    const count = gathered.slots.length
+    // Past the partitions' vectors (and the 15 bytes the kernel may read past the last).
+    const at = this.vectorsAt + this.end * dimensions + 16
+    this.reserveBytes(at + count * dimensions + 16)
+    this.bytes.set(gathered.vectors, at)
     const candidates = new TopHits(Math.max(2 * limit, 20), this.documents.ids)
-    for (let from = 0; from < positions.length; from += BATCH) {
-      const batch = positions.subarray(from, from + BATCH)
-      this.positions.set(batch)
-      this.offerListed(batch.length, candidates)
+    for (let from = 0; from < count; from += BATCH) {
+      const scored = Math.min(BATCH, count - from)
+      this.dotsFrom(this.query, this.chunks, from, scored, this.scoresAt, at, dimensions)
+      let floor = candidates.floor()
+      for (let offset = 0; offset < scored; offset++) {
+        const score = this.scores[offset]! * gathered.scales[from + offset]!
+        if (score <= floor) continue
+        candidates.offer(gathered.slots[from + offset]!, score)
+        floor = candidates.floor()
+      }
     }
     return exactHits(this.documents, unit, candidates.keptSlots(), limit)
   }
 
-  /** Scores the `listed` positions (written at `positionsAt`), offers them to `candidates`. */
-  private offerListed(listed: number, candidates: TopHits): void {
-    this.dots(this.query, this.chunks, this.positionsAt, listed, this.scoresAt, this.vectorsAt, this.documents.dimensions)
-    let floor = candidates.floor()
-    for (let at = 0; at < listed; at++) {
-      const position = this.positions[at]!
-      const score = this.scores[at]! * this.scaleAt[position]!
-      if (score <= floor) continue
-      candidates.offer(this.slotAt[position]!, score)
-      floor = candidates.floor()
+  /** The vectors of `slots` gathered in the order they lie in memory, with their scales and slots (kept: `gathered`). */
+  private gatheredOf(slots: Uint32Array): Gathered {
+    const known = this.gathered.get(slots)
+    if (known !== undefined) {
+      // Last in the map's order: the most recently asked.
+      this.gathered.delete(slots)
+      this.gathered.set(slots, known)
+      return known
     }
+    const { dimensions } = this.documents
+    const positions = new Uint32Array(slots.length)
+    for (let at = 0; at < slots.length; at++) positions[at] = this.positionOf[slots[at]!]!
+    positions.sort()
+    const vectors = new Int8Array(positions.length * dimensions)
+    const scales = new Float32Array(positions.length)
+    const inOrder = new Uint32Array(positions.length)
+    positions.forEach((position, at) => {
+      const from = this.vectorsAt + position * dimensions
+      vectors.set(this.bytes.subarray(from, from + dimensions), at * dimensions)
+      scales[at] = this.scaleAt[position]!
+      inOrder[at] = this.slotAt[position]!
+    })
+    const gathered = { vectors, scales, slots: inOrder }
+    this.gathered.set(slots, gathered)
+    this.gatheredBytes += vectors.byteLength
+    for (const [kept, { vectors: dropped }] of this.gathered) {
+      if (this.gatheredBytes <= GATHERED_BYTES || kept === slots) break
+      this.gathered.delete(kept)
+      this.gatheredBytes -= dropped.byteLength
+    }
+    return gathered
   }
 
   /** Scores the `count` positions from `first` on, offers to `candidates` those live that the prefilter (if any) allows. */
@@ -292,11 +341,7 @@ export class VectorPartitions {
 
   /** Room for `positions` vectors: the memory grown (its views made again) and the columns by position. */
   private reserve(positions: number): void {
-    const needed = this.vectorsAt + positions * this.documents.dimensions + 16
-    if (needed > this.memory.buffer.byteLength) {
-      this.memory.grow(Math.ceil((Math.max(needed, this.memory.buffer.byteLength * 1.25) - this.memory.buffer.byteLength) / PAGE))
-      ;[this.bytes, this.positions, this.scores] = this.views()
-    }
+    this.reserveBytes(this.vectorsAt + positions * this.documents.dimensions + 16)
     if (positions > this.slotAt.length) {
       const length = Math.max(positions, Math.ceil(this.slotAt.length * 1.25))
       this.slotAt = grown(this.slotAt, new Uint32Array(length))
@@ -304,9 +349,16 @@ export class VectorPartitions {
     }
   }
 
-  private views(): [Int8Array, Uint32Array, Int32Array] {
+  /** Memory of `needed` bytes at least (its views made again when grown). */
+  private reserveBytes(needed: number): void {
+    if (needed <= this.memory.buffer.byteLength) return
+    this.memory.grow(Math.ceil((Math.max(needed, this.memory.buffer.byteLength * 1.25) - this.memory.buffer.byteLength) / PAGE))
+    ;[this.bytes, this.scores] = this.views()
+  }
+
+  private views(): [Int8Array, Int32Array] {
     const { buffer } = this.memory
-    return [new Int8Array(buffer), new Uint32Array(buffer, this.positionsAt, BATCH), new Int32Array(buffer, this.scoresAt, BATCH)]
+    return [new Int8Array(buffer), new Int32Array(buffer, this.scoresAt, BATCH)]
   }
 }
 

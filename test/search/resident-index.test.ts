@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createWordVectorEmbedder } from '../../src/embedders/index.js'
 import { parseGffs } from '../../src/gffs/parse.js'
+import type { Qualifier } from '../../src/gffs/types.js'
 import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
@@ -103,11 +104,17 @@ describe('the resident index', () => {
     expect(comparable(await resident.fullText(text, [], 100))).toEqual(comparable(await memory.fullText(text, [], 100)))
   }, 120_000)
 
-  it('asked again with the same prefilter after a write, ranks what the write changed (what a prefilter keeps is counted again)', async () => {
-    const qualifiers = parseGffs('jurisdiction:US-ZZ type:person', { allowFreeText: false }).qualifiers
+  it('asked again with the same prefilters after a write, ranks what the write changed (what each prefilter keeps is counted again)', async () => {
+    // Two prefilters asked in turn: the index keeps both until a write.
+    const prefilters = ['jurisdiction:US-ZZ type:person', 'jurisdiction:US-ZZ'].map((filter) => parseGffs(filter, { allowFreeText: false }).qualifiers)
     const q = { words: [{ token: 'quokka', names: ['quokka'] }], phrases: [] }
     const [vector] = await embedder.embed(['quokka'])
-    const ask = async () => [(await resident.fullText(q, qualifiers, 10)).map((hit) => hit.id), (await resident.nearest(vector!, qualifiers, 10)).map((hit) => hit.id)]
+    const askUnder = async (qualifiers: Qualifier[]) => [(await resident.fullText(q, qualifiers, 10)).map((hit) => hit.id), (await resident.nearest(vector!, qualifiers, 10)).map((hit) => hit.id)]
+    const ask = async () => {
+      const [first, second] = [await askUnder(prefilters[0]!), await askUnder(prefilters[1]!)]
+      expect(second).toEqual(first)
+      return first
+    }
     expect(await ask()).toEqual([[], []])
     const state = await resident.state()
     const moved: IndexedEntity = { id: 'zz000001', fields: { type: 'person', jurisdiction: 'US-ZZ' }, tokens: ['quokka'], names: ['quokka'], vector: vector! }

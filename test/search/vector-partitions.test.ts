@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest'
+import { Documents } from '../../src/resident/documents.js'
+import { VectorPartitions } from '../../src/resident/vector-partitions.js'
+import { exactHits, unitOf } from '../../src/resident/vector-ranking.js'
+
+const DIMENSIONS = 24
+
+/** A fixed sequence of vectors with components in [-1, 1). */
+function vectorsFrom(seed: number) {
+  let state = seed
+  const next = () => (state = (state * 48271) % 2147483647) / 2147483647
+  return () => Float32Array.from({ length: DIMENSIONS }, () => 2 * next() - 1)
+}
+
+function documentsOf(count: number, vectorOf: () => Float32Array): Documents {
+  const documents = new Documents(DIMENSIONS)
+  for (let n = 0; n < count; n++) documents.put({ id: `e${String(n).padStart(6, '0')}`, fields: { type: n % 5 === 0 ? 'rare' : 'common' }, tokens: [], names: [], vector: vectorOf() })
+  return documents
+}
+
+describe('the nearest vectors among a prefilter\'s slots', () => {
+  // More slots than one call of the kernel scores (16,384), so that the gathered vectors are scanned in several.
+  const vectorOf = vectorsFrom(17)
+  const documents = documentsOf(25_000, vectorOf)
+  const partitions = VectorPartitions.trained(documents)
+  const slotsOf = (type: string) => Uint32Array.from(documents.ids.flatMap((_, slot) => (documents.fields.type.values[documents.fields.type.codes.values[slot]!] === type ? [slot] : [])))
+
+  it('are those exact search finds among them, asked once or again (their vectors gathered)', () => {
+    const common = slotsOf('common')
+    expect(common.length).toBeGreaterThan(16_384)
+    for (let query = 0; query < 5; query++) {
+      const vector = vectorOf()
+      const exact = exactHits(documents, unitOf(vector, DIMENSIONS), common, 10)
+      expect(partitions.nearestAmong(vector, common, 10)).toEqual(exact)
+      expect(partitions.nearestAmong(vector, common, 10)).toEqual(exact)
+    }
+  })
+
+  it('find the vectors added since they were first asked, in slots asked anew', () => {
+    const vector = vectorOf()
+    const before = slotsOf('rare')
+    partitions.nearestAmong(vector, before, 10)
+    // The query itself, added: the nearest there is, in a partition that moves when full (its room: an eighth more than it held).
+    for (let n = 0; n < 200; n++) {
+      documents.put({ id: `new${n}`, fields: { type: 'rare' }, tokens: [], names: [], vector })
+      partitions.add(documents.slotOf.get(`new${n}`)!)
+    }
+    const after = slotsOf('rare')
+    const hits = partitions.nearestAmong(vector, after, 10)
+    // Tied with the 200 added, which ten are kept is the scan's order, not ids' (`VectorPartitions`).
+    expect(hits.every((hit) => hit.id.startsWith('new'))).toBe(true)
+    expect(hits.map((hit) => hit.score)).toEqual(exactHits(documents, unitOf(vector, DIMENSIONS), after, 10).map((hit) => hit.score))
+  })
+})
