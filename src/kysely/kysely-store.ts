@@ -16,7 +16,7 @@ import { migrateToLatest } from './migrations.js'
 import { feedHeadQuery, inSeekOrder, rowsAtMost, seekingCandidates, selectPage, selectPageWithHead, type OrderedBy } from './page-queries.js'
 import { createQueryShapes, parameterizeQualifiers, type ImmediateRead, type ParameterValue } from './query-shapes.js'
 import { batchedGets } from './batched-gets.js'
-import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntities, selectServedEntitiesAmong, selectServedEntity, selectMergeEndAfterFirstHop, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
+import { PAGE_COLUMNS, selectChanges, selectMergeEnd, selectServedEntitiesAmong, selectServedEntitiesAmongJson, selectServedEntity, selectMergeEndAfterFirstHop, asRenderedEntities, firstEntity, toStoredChange, toStoredEntity, type ServedEntityRow } from './rows.js'
 import { PREVIOUS_CONTRACT_COLUMNS, type RegistryDatabase } from './schema.js'
 import { isLockedOut } from './sqlite-errors.js'
 import { resolveDialect, type DialectName, type SqlDialect } from './sql-dialect.js'
@@ -185,13 +185,15 @@ function storeOver(
     }
   }
   const readOneEntity = (id: string) => readEntity('entity', [id], selectEntityById)
+  // Several ids in one statement whose text does not depend on their number (compiled and prepared
+  // once: built by Kysely with 100 ids, a search's read cost more than SQLite's work).
+  const readEntitiesAmong = async (ids: readonly string[]) =>
+    (dialect.name === 'sqlite'
+      ? await shapes.execute('entities-among', [JSON.stringify(ids)], (bound) => selectServedEntitiesAmongJson(reads, bound[0] as string))
+      : await shapes.execute('entities-among', [ids], (bound) => selectServedEntitiesAmong(reads, bound[0] as string))
+    ).map(toStoredEntity)
   // SQLite reads at once; on PostgreSQL the gets of one turn of the event loop share a statement.
-  const getEntity =
-    dialect.name === 'sqlite'
-      ? readOneEntity
-      : batchedGets(readOneEntity, async (ids) =>
-          (await shapes.execute('entities-among', [ids], (bound) => selectServedEntitiesAmong(reads, bound[0] as string))).map(toStoredEntity),
-        )
+  const getEntity = dialect.name === 'sqlite' ? readOneEntity : batchedGets(readOneEntity, readEntitiesAmong)
   const readFeedHead = async () => encodeHead((await shapes.execute('feed-head', [], () => feedHeadQuery(reads)))[0]!.seq)
 
   const store: KyselyStore = {
@@ -302,7 +304,7 @@ function storeOver(
 
     async getEntities(ids) {
       if (ids.length === 0) return []
-      return (await selectServedEntities(reads).where('id', 'in', ids).execute()).map(toStoredEntity)
+      return readEntitiesAmong(ids)
     },
 
     async listChanges({ qualifiers, after, limit, window: maxWindow, scope = 'after' }: ListChangesQuery): Promise<ChangePage> {

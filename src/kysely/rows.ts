@@ -42,6 +42,11 @@ export function selectServedEntitiesAmong(db: Kysely<RegistryDatabase>, ids: str
   return selectServedEntities(db).where('id', '=', sql<string>`any(${ids}::text[])`)
 }
 
+/** The same on SQLite, the ids bound as one JSON array (`idsJson`): one statement text whatever their number, prepared once. */
+export function selectServedEntitiesAmongJson(db: Kysely<RegistryDatabase>, idsJson: string) {
+  return selectServedEntities(db).where('id', 'in', sql<string>`(select value from json_each(${idsJson}))`)
+}
+
 /** A get by id's read. */
 export function selectServedEntity(db: Kysely<RegistryDatabase>, id: string) {
   return selectServedEntities(db).where('id', '=', id)

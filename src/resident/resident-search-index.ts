@@ -96,7 +96,8 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
     }
     documents.trim()
     const partitioned = performance.now()
-    if (dimensions > 0) partitions = VectorPartitions.trained(documents)
+    // An empty index has nothing to train on: the first write trains its partitions.
+    if (dimensions > 0 && documents.live > 0) partitions = VectorPartitions.trained(documents)
     const partitioning = Math.round(performance.now() - partitioned)
     for (const change of pending) applyHere(change)
     pending = []

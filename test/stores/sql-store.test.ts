@@ -318,6 +318,17 @@ describeEachStore(sqlDialects, 'entities read as rows', (dialect) => {
     const accessorOf = (entity: object) => Object.getOwnPropertyDescriptor(entity, 'snapshot')!.get
     expect(accessorOf(a!)).toBe(accessorOf(b!))
   })
+
+  it('are read by the hundred in one statement, those that do not exist left out, whatever the ids asked hold', async () => {
+    const ids = Array.from({ length: 150 }, (_, n) => `e${n}`)
+    for (const id of ids) await store().warehouse.upsert({ id, type: 'thing', name: `name ${id}` })
+    const asked = [...ids.slice(0, 120), 'missing', "it's", '"]', 'e1,e2', 'é\\', ids[3]!]
+    const read = await store().getEntities!(asked)
+    expect(read.map((entity) => entity.id).sort()).toEqual(ids.slice(0, 120).sort())
+    expect(read.find((entity) => entity.id === ids[1])?.snapshot.name).toBe(`name ${ids[1]}`)
+    // The same statement again, with another number of ids.
+    expect((await store().getEntities!([ids[149]!])).map((entity) => entity.id)).toEqual([ids[149]])
+  })
 })
 
 describeEachStore(sqlDialects, 'stored resources', (dialect) => {
