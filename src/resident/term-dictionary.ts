@@ -22,8 +22,12 @@ export interface Term {
 export class TermDictionary {
   readonly terms = new Map<string, Term>()
   readonly list: Term[] = []
-  /** Trigrams of `\u0002term\u0003` to the terms that hold them: the edges count, so that a typo at either end still shares most. */
-  private readonly termsByGram = new Map<string, Term[]>()
+  /**
+   * Trigrams of `\u0002term\u0003` to the terms that hold them, by the terms' length (a term within
+   * `allowance` edits is within `allowance` of the word's length: only those lengths are walked): the
+   * edges count, so that a typo at either end still shares most.
+   */
+  private readonly termsByGram = new Map<string, Term[][]>()
 
   /** The term, made on first use. */
   termOf(text: string): Term {
@@ -33,9 +37,10 @@ export class TermDictionary {
       this.terms.set(text, term)
       this.list.push(term)
       for (const gram of new Set(paddedGramsOf(text))) {
-        const holding = this.termsByGram.get(gram)
-        if (holding === undefined) this.termsByGram.set(gram, [term])
-        else holding.push(term)
+        let byLength = this.termsByGram.get(gram)
+        if (byLength === undefined) this.termsByGram.set(gram, (byLength = []))
+        for (let length = byLength.length; length <= text.length; length++) byLength.push([])
+        byLength[text.length]!.push(term)
       }
     }
     return term
@@ -65,29 +70,39 @@ export class TermDictionary {
 
   /**
    * The held terms within `allowance` edits of `word`, itself included. An edit changes at most
-   * three of the padded trigrams, so a term within `allowance` edits shares all but `3 * allowance`
-   * of the word's: only those are compared.
+   * three of the padded trigrams, so such a term misses at most `3 * allowance` of the word's and
+   * holds one at least of any `3 * allowance + 1` of them: the terms (of a length within
+   * `allowance`) holding the rarest that many are the only ones compared.
    */
   near(word: string, allowance: number): Term[] {
-    const grams = [...new Set(paddedGramsOf(word))]
-    const needed = Math.max(1, grams.length - 3 * allowance)
-    if (sharedGrams.length < this.list.length) sharedGrams = new Uint8Array(Math.max(this.list.length, sharedGrams.length * 2))
-    const met: Term[] = []
-    for (const gram of grams) {
-      for (const term of this.termsByGram.get(gram) ?? []) if (sharedGrams[term.number]!++ === 0) met.push(term)
-    }
+    const lowest = Math.max(0, word.length - allowance)
+    const highest = word.length + allowance
+    const listsByGram = [...new Set(paddedGramsOf(word))].map((gram) => {
+      const byLength = this.termsByGram.get(gram) ?? []
+      const lists = byLength.slice(lowest, highest + 1)
+      return { lists, size: lists.reduce((sum, list) => sum + list.length, 0) }
+    })
+    const rarest = listsByGram.sort((a, b) => a.size - b.size).slice(0, 3 * allowance + 1)
+    if (metTerms.length < this.list.length) metTerms = new Uint8Array(Math.max(this.list.length, metTerms.length * 2))
     const found: Term[] = []
-    for (const term of met) {
-      const count = sharedGrams[term.number]!
-      sharedGrams[term.number] = 0
-      if (count >= needed && term.holders > 0 && Math.abs(term.text.length - word.length) <= allowance && editDistance(word, term.text, allowance) <= allowance) found.push(term)
+    const met: Term[] = []
+    for (const { lists } of rarest) {
+      for (const list of lists) {
+        for (const term of list) {
+          if (metTerms[term.number] === 1) continue
+          metTerms[term.number] = 1
+          met.push(term)
+          if (term.holders > 0 && editDistance(word, term.text, allowance) <= allowance) found.push(term)
+        }
+      }
     }
+    for (const term of met) metTerms[term.number] = 0
     return found
   }
 }
 
-/** Per term number: the typed word's trigrams it shares (reset after each `near`; a word with typos allowed has at most 34). */
-let sharedGrams = new Uint8Array(1024)
+/** Per term number: 1 where `near` has met it already (reset after each call). */
+let metTerms = new Uint8Array(1024)
 
 function paddedGramsOf(text: string): string[] {
   return trigramsOf(`\u0002${text}\u0003`)
