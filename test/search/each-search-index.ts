@@ -58,7 +58,8 @@ export const searchIndexKinds: SearchIndexKind[] = [
    
     async open(dimensions) {
       const directory = await mkdtemp(join(tmpdir(), 'er-lancedb-'))
-      const index = await createLancedbSearchIndex({ uri: directory, dimensions })
+      // Caches that hold almost nothing: every feature answers as well from the files themselves.
+      const index = await createLancedbSearchIndex({ uri: directory, dimensions, indexCacheBytes: 1 << 20, metadataCacheBytes: 1 << 20 })
       return {
         index,
         async dispose() {
