@@ -1,3 +1,4 @@
+import { setNewest } from '../bounded-map.js'
 import type { Qualifier } from '../gffs/types.js'
 import type { IndexState, SearchIndex } from '../ports/search-index.js'
 import { withPassageText } from '../search/passage-ranks.js'
@@ -52,18 +53,14 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
    * The prefilters of the `KEPT_PREFILTERS` qualifiers last asked, until the next write (a filter
    * cache, as search engines keep one; never a query's results): a search asks both rankings with
    * the same qualifiers, and searches ask the same few again (a type, a jurisdiction), while what a
-   * prefilter keeps cost 5 ms to count at 1,000,000 entities (`allowedSlots`).
+   * prefilter keeps cost 5 ms to count at 1,000,000 entities (`allowedSlots`). The most recently
+   * asked last (`setNewest`).
    */
   const prefilters = new Map<string, Prefilter | null>()
   function prefilterFor(qualifiers: readonly Qualifier[]): Prefilter | null {
     const key = JSON.stringify(qualifiers)
-    let prefilter = prefilters.get(key)
-    if (prefilter === undefined) {
-      prefilter = prefilterOf(documents, qualifiers)
-      if (prefilters.size === KEPT_PREFILTERS) prefilters.delete(prefilters.keys().next().value!)
-    } else prefilters.delete(key)
-    // Last in the map's order: the most recently asked.
-    prefilters.set(key, prefilter)
+    const prefilter = prefilters.has(key) ? (prefilters.get(key) as Prefilter | null) : prefilterOf(documents, qualifiers)
+    setNewest(prefilters, key, prefilter, KEPT_PREFILTERS)
     return prefilter
   }
 

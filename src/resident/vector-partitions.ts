@@ -241,13 +241,7 @@ export class VectorPartitions {
     for (let from = 0; from < count; from += BATCH) {
       const scored = Math.min(BATCH, count - from)
       this.dotsFrom(this.query, this.chunks, from, scored, this.scoresAt, at, dimensions)
-      let floor = candidates.floor()
-      for (let offset = 0; offset < scored; offset++) {
-        const score = this.scores[offset]! * gathered.scales[from + offset]!
-        if (score <= floor) continue
-        candidates.offer(gathered.slots[from + offset]!, score)
-        floor = candidates.floor()
-      }
+      this.offerScored(from, scored, gathered.scales, gathered.slots, null, candidates)
     }
     return exactHits(this.documents, unit, candidates.keptSlots(), limit)
   }
@@ -288,12 +282,21 @@ export class VectorPartitions {
   /** Scores the `count` positions from `first` on, offers to `candidates` those live that the prefilter (if any) allows. */
   private offerFrom(first: number, count: number, prefilter: Prefilter | null, candidates: TopHits): void {
     this.dotsFrom(this.query, this.chunks, first, count, this.scoresAt, this.vectorsAt, this.documents.dimensions)
+    this.offerScored(first, count, this.scaleAt, this.slotAt, prefilter, candidates)
+  }
+
+  /**
+   * Offers to `candidates` the `count` vectors the kernel last scored, whose scales and slots are
+   * `scales` and `slots` from `first` on: those above the worst kept, live, that the prefilter (if
+   * any) allows (asked only of those: a kernel call scores thousands, few beat the floor).
+   */
+  private offerScored(first: number, count: number, scales: Float32Array, slots: Uint32Array, prefilter: Prefilter | null, candidates: TopHits): void {
     const alive = this.documents.alive.values
     let floor = candidates.floor()
     for (let at = 0; at < count; at++) {
-      const score = this.scores[at]! * this.scaleAt[first + at]!
+      const score = this.scores[at]! * scales[first + at]!
       if (score <= floor) continue
-      const slot = this.slotAt[first + at]!
+      const slot = slots[first + at]!
       if (alive[slot] !== 1 || (prefilter !== null && !prefilter.allows(slot))) continue
       candidates.offer(slot, score)
       floor = candidates.floor()
