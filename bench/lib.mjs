@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { startPgBouncerServer } from '../test/support/pgbouncer-server.mjs'
-import { createApiKeyAuthenticator, createRegistry, tokenize } from '../dist/index.js'
+import { createApiKeyAuthenticator, createRegistry, queryWord, tokenize } from '../dist/index.js'
 import { createSqliteStore } from '../dist/kysely/index.js'
 
 export const KEY = 'bench-key'
@@ -202,7 +202,7 @@ export function searchEntities() {
   return { fieldsOf, pick, reseed }
 }
 /** Full text's query for plain words, as the search benchmarks ask it of an index (their titles hold no names). */
-export const plainWordsQuery = (text) => ({ words: tokenize(text).map((token) => ({ token, names: [token] })), phrases: [] })
+export const plainWordsQuery = (text) => ({ words: tokenize(text).map((token) => queryWord(token, [token])), phrases: [] })
 /** The search benchmarks' prefilter: `type:legislation jurisdiction:US-WA`, 3% of `searchEntities`. */
 export const SEARCH_PREFILTER = [
   { kind: 'qualifier', field: 'type', negated: false, op: 'eq', values: ['legislation'] },

@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
-import { tokenize } from '../dist/index.js'
+import { queryWord, tokenize } from '../dist/index.js'
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
 import { createPostgresSearchIndex } from '../dist/postgres-search/index.js'
@@ -54,7 +54,7 @@ function entityOf(n) {
 const textWord = () => (random() < 0.2 ? pick(WORDS) : wordOf(Math.floor(30_000 ** random()), 3))
 
 /** Full text's query as search makes it for plain words: each word's token, and its name form. */
-const textQueryOf = (text) => ({ words: text.split(' ').map((word) => ({ token: tokenize(word)[0], names: [word] })), phrases: [] })
+const textQueryOf = (text) => ({ words: text.split(' ').map((word) => queryWord(tokenize(word)[0], [word], word)), phrases: [] })
 const PREFILTER = [{ kind: 'qualifier', field: 'jurisdiction', negated: false, op: 'eq', values: ['US-WA'] }]
 
 // The queries, the same every run: words and names that the data holds.

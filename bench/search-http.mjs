@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks'
 import { finished } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { createSearch, fuse, parseGffs, tokenize } from '../dist/index.js'
+import { createSearch, fuse, parseGffs, queryWord, tokenize } from '../dist/index.js'
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createSqliteStore } from '../dist/kysely/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
@@ -78,7 +78,7 @@ const parsed = queries.map((q) => parseGffs(q, { allowFreeText: true }))
 async function indexAlone(query) {
   const words = query.text.map((term) => term.text).join(' ')
   const [vector] = await embedder.embed([words])
-  const textQuery = { words: tokenize(words).map((token) => ({ token, names: [token] })), phrases: [] }
+  const textQuery = { words: tokenize(words).map((token) => queryWord(token, [token])), phrases: [] }
   const [byText, byMeaning] = await Promise.all([index.fullText(textQuery, query.qualifiers, 100), index.nearest(vector, query.qualifiers, 100)])
   return fuse(byText, byMeaning, textQuery.words.length)
 }

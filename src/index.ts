@@ -27,7 +27,7 @@ export { createIndexer, otherEmbedderOf, type Indexer, type IndexerOptions } fro
 export { createResidentSearchIndex, type ResidentSearchIndexOptions } from './resident/index.js'
 export { createEntityTexts, type EntityTexts, type EntityTextsOptions, type TextExtractor } from './texts/entity-texts.js'
 export { TEXT_LIMITS, type Extraction } from './texts/limits.js'
-export { tokenize } from './search/text.js'
+export { queryWord, tokenize } from './search/text.js'
 export { parseNicknames, type Nicknames } from './search/nicknames.js'
 export { parseWordRelatives, type WordRelatives } from './search/word-relatives.js'
 export { RECORD_LIMITS } from './warehouse/record-limits.js'

@@ -6,7 +6,7 @@ import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
 import type { IndexedEntity, IndexState, QueryWord, ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
 import { passageWordsNeeded, withPassageText } from '../search/passage-ranks.js'
-import { MATCH_WEIGHTS, matchesWord, trigramsOf, typoAllowance } from '../search/text.js'
+import { MATCH_WEIGHTS, matchesWord, trigramsOf } from '../search/text.js'
 import { bestBySum, type ClauseRanking, unscoredIn } from './clause-sums.js'
 import { idIn, prefilterOf, residualOf } from './where.js'
 
@@ -396,8 +396,8 @@ function clausesOf(lancedb: typeof import('@lancedb/lancedb'), { words, phrases 
     if (terms.length > 0) should.push(() => new lancedb.MatchQuery([...new Set(terms)].join(' '), column, options))
   }
   match(words.map((word) => word.token), 'tokens', { boost: MATCH_WEIGHTS.word })
-  for (const fuzziness of withNames ? [1, 2] : []) {
-    match(words.map((word) => word.token).filter((token) => typoAllowance(token) === fuzziness), 'tokens', { boost: MATCH_WEIGHTS.nearWord, fuzziness })
+  for (const fuzziness of withNames ? [0, 1, 2] : []) {
+    match(words.flatMap((word) => word.near).flatMap(({ form, allowance }) => (allowance === fuzziness ? [form] : [])), 'tokens', { boost: MATCH_WEIGHTS.nearWord, fuzziness })
   }
   const names = withNames ? words.flatMap((word) => word.names) : []
   match(names, NAMES, { boost: MATCH_WEIGHTS.name })

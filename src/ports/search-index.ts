@@ -43,10 +43,25 @@ export interface IndexState {
   embedderId: string | null
 }
 
+/** A form of a query word that matches the tokens within `allowance` edits (Levenshtein's: a letter inserted, removed or replaced), as a near match. */
+export interface NearForm {
+  form: string
+  allowance: 0 | 1 | 2
+}
+
 /** A typed word of a query, as each side of full text matches it. */
 export interface QueryWord {
-  /** As `tokenize` makes it: matched against the tokens exactly and within `typoAllowance(token)` edits (an exact match ranks above a near one). */
+  /** As `tokenize` makes it: matched against the tokens exactly (an exact match ranks above a near one). */
   token: string
+  /**
+   * Where its typos are looked for (`queryWord` makes them): each form's best near token scores as a
+   * near match. The token within `typoAllowance(token)` edits; the word as typed within its own
+   * allowance, where stemming cost some (`klobucher` stems to `klobuch`, two edits from `klobuchar`
+   * where seven letters allow one; as typed it is one); and the stems of the typed word with two
+   * adjacent letters swapped, exactly, where one edit is allowed (`jonhson`: Levenshtein counts a
+   * swap as two edits, people make it as one). None for a word matched only as itself.
+   */
+  near: NearForm[]
   /**
    * As `nameWords` makes it, with the other forms of a given name: matched against the name words
    * whole, weighted above the other fields, and (3 letters or more) by trigrams, all of them (`klobu`

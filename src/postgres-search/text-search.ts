@@ -2,10 +2,10 @@ import { sql, type Expression, type Kysely, type SelectQueryBuilder, type SqlBoo
 import type { Qualifier } from '../gffs/types.js'
 import { qualifiersToSql } from '../kysely/gffs-to-sql.js'
 import type { SqlDialect } from '../kysely/sql-dialect.js'
-import type { TextHit, TextQuery } from '../ports/search-index.js'
+import type { NearForm, TextHit, TextQuery } from '../ports/search-index.js'
 import { BM25, bestFirst, idf, nearTokens, textScorer, type FieldStatistics, type ScoredText } from '../search/bm25.js'
 import { passagesNeedEveryWord, withPassageText } from '../search/passage-ranks.js'
-import { MATCH_WEIGHTS, trigramsOf, typoAllowance } from '../search/text.js'
+import { MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
 import { ENTITIES, OTHER_TOKENS_WHERE, PASSAGES, STATE, TERM_FIELDS, TERMS } from './schema.js'
 
 /** PostgreSQL refuses a lexeme of 2 KB or more; no one types one, so it is left out of the text and the queries. */
@@ -137,16 +137,16 @@ async function passagesIndexed(db: Kysely<any>): Promise<boolean> {
 /** One side's hits, best first: every candidate scored, for `withPassageText` to merge before it cuts at `limit`. */
 async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, typedQuery: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]> {
   // Passages match the typed words alone: names are matched on the entity.
-  const query = side.exactWords ? { ...typedQuery, words: typedQuery.words.map(({ token }) => ({ token, names: [] })) } : typedQuery
+  const query = side.exactWords ? { ...typedQuery, words: typedQuery.words.map(({ token }) => ({ token, near: [], names: [] })) } : typedQuery
   const typed = query.words.map((word) => word.token)
   const names = query.words.flatMap((word) => word.names)
   const everyWord = [...new Set(typed)]
   // Independent of each other: the typos' lookup, and the prefilter's share (only the every-word step reads it).
   const [near, filtered] = await Promise.all([
-    side.exactWords ? [] : vocabularyNear(db, typed.filter((token) => typoAllowance(token) > 0 && fits(token))),
+    side.exactWords ? [] : vocabularyNear(db, query.words.flatMap((word) => word.near).filter(({ form }) => fits(form))),
     everyWord.length > 1 ? plannedRows(db, side.rows(db, dialect, qualifiers), qualifiers) : null,
   ])
-  const nearby = query.words.flatMap((word) => nearTokens(word.token, near))
+  const nearby = query.words.flatMap((word) => nearTokens(word, near))
   const matches: Expression<SqlBool>[] = []
   if (query.phrases.length > 0) {
     for (const phrase of query.phrases.filter((phrase) => phrase.every(fits))) matches.push(sql<SqlBool>`document @@ ${phraseQueryOf(phrase)}::tsquery`)
@@ -183,7 +183,7 @@ async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, ty
   // The candidates' own near tokens of a typed one are scored too: their statistics, if not read yet.
   const candidateTokens = side.exactWords ? [] : [...new Set(candidates.flatMap((candidate) => candidate.tokens))]
   const read = new Set(terms.tokens)
-  const unread = typed.flatMap((token) => nearTokens(token, candidateTokens)).filter((token) => !read.has(token))
+  const unread = query.words.flatMap((word) => nearTokens(word, candidateTokens)).filter((token) => !read.has(token))
   const statistics = unread.length === 0 ? known : await statisticsOf(db, side, { ...terms, tokens: [...terms.tokens, ...unread] })
   const phraseHolders = await Promise.all(
     query.phrases.map(async (phrase) => Number((await sql<{ holders: string }>`select count(*) as holders from ${sql.table(side.table)} where document @@ ${phraseQueryOf(phrase)}::tsquery`.execute(db)).rows[0]!.holders)),
@@ -225,8 +225,8 @@ function estimateOf(query: TextQuery, nearby: readonly string[], partsOfNames: r
   const add = (term: string, weight: number) => weights.set(term, (weights.get(term) ?? 0) + weight)
   const idfOf = (field: FieldStatistics, term: string) => idf(field, field.holders(term))
   // A typed token matches the fuzzy clause too (`textScorer`), but where words match exactly.
-  for (const { token } of query.words) {
-    if (fits(token)) add(`D${lexeme(token)}`, (MATCH_WEIGHTS.word + (!exactWords && typoAllowance(token) > 0 ? MATCH_WEIGHTS.nearWord : 0)) * idfOf(statistics.tokens, token))
+  for (const { token, near } of query.words) {
+    if (fits(token)) add(`D${lexeme(token)}`, (MATCH_WEIGHTS.word + (!exactWords && near.some(({ form }) => form === token) ? MATCH_WEIGHTS.nearWord : 0)) * idfOf(statistics.tokens, token))
   }
   for (const token of new Set(nearby)) {
     if (fits(token) && !query.words.some((word) => word.token === token)) add(`D${lexeme(token)}`, MATCH_WEIGHTS.nearWord * idfOf(statistics.tokens, token))
@@ -253,10 +253,9 @@ function estimateOf(query: TextQuery, nearby: readonly string[], partsOfNames: r
  * adds at most 3, so they share `n - 3a` of at most `n + 3a` (`biden` and `bidxn`: 3 of 9). Only
  * for words of ASCII letters and digits: `pg_trgm` splits others, or reads their letters by locale.
  */
-function typoSimilarity(token: string): number {
-  if (!ASCII_WORD.test(token)) return TYPO_SIMILARITY
-  const allowance = typoAllowance(token)
-  const trigrams = new Set(trigramsOf(`  ${token} `)).size
+function typoSimilarity({ form, allowance }: NearForm): number {
+  if (!ASCII_WORD.test(form)) return TYPO_SIMILARITY
+  const trigrams = new Set(trigramsOf(`  ${form} `)).size
   return (trigrams - 3 * allowance) / (trigrams + 3 * allowance)
 }
 
@@ -278,22 +277,28 @@ function oneEditAway(token: string): string[] {
 }
 
 /**
- * The indexed tokens that may be typos of `tokens` (`nearTokens` decides). A word of ASCII letters
+ * The indexed tokens that may be typos of the near `forms` of typed words (`nearTokens` decides); a
+ * form matched exactly is looked up by key. A word of ASCII letters
  * and digits allowed one edit has its ASCII typos listed and looked up by key, and the trigram
  * index of the tokens of other letters searched: the trigram index of every token read 5,000 terms
  * for a 5-letter prefix of a surname at 1,000,000 entities (17 ms idle), which share 2 of its 6
  * trigrams, more than an edit keeps. Other words ask the trigram index of every token.
  */
-async function vocabularyNear(db: Kysely<any>, tokens: readonly string[]): Promise<string[]> {
-  if (tokens.length === 0) return []
-  const listed = tokens.filter((token) => typoAllowance(token) === 1 && ASCII_WORD.test(token))
+async function vocabularyNear(db: Kysely<any>, forms: readonly NearForm[]): Promise<string[]> {
+  if (forms.length === 0) return []
+  // Looked up by key: the forms matched exactly, and the listed typos of those allowed one edit.
+  const exact = forms.filter(({ allowance }) => allowance === 0).map(({ form }) => form)
+  const listed = forms.filter(({ form, allowance }) => allowance === 1 && ASCII_WORD.test(form)).map(({ form }) => form)
+  const fuzzy = forms.filter(({ allowance }) => allowance > 0)
+  const tokens = fuzzy.map(({ form }) => form)
   // A margin below the bound, for pg_trgm's single-precision arithmetic.
-  const threshold = Math.max(TYPO_SIMILARITY, Math.min(...tokens.map(typoSimilarity)) - 0.01)
+  const threshold = Math.max(TYPO_SIMILARITY, Math.min(1, ...fuzzy.map(typoSimilarity)) - 0.01)
   return db.transaction().execute(async (transaction) => {
     await sql`select set_config('pg_trgm.similarity_threshold', ${String(threshold)}, true)`.execute(transaction)
     const searched = tokens.filter((token) => !listed.includes(token)).map((token) => sql<SqlBool>`(field = ${TERM_FIELDS.tokens} and term % ${token})`)
     const others = listed.map((token) => sql<SqlBool>`(${OTHER_TOKENS_WHERE} and term % ${token})`)
-    const keys = listed.length === 0 ? [] : [sql<SqlBool>`(field = ${TERM_FIELDS.tokens} and term = any(${[...new Set(listed.flatMap(oneEditAway))]}::text[]))`]
+    const keyed = [...new Set([...exact, ...listed.flatMap(oneEditAway)])]
+    const keys = keyed.length === 0 ? [] : [sql<SqlBool>`(field = ${TERM_FIELDS.tokens} and term = any(${keyed}::text[]))`]
     const rows = await transaction
       .selectFrom(TERMS)
       .select('term')

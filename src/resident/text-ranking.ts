@@ -1,6 +1,6 @@
 import type { TextHit, TextQuery } from '../ports/search-index.js'
 import { bm25, bestFirst, type FieldStatistics, idf } from '../search/bm25.js'
-import { containsPhrase, MATCH_WEIGHTS, trigramsOf, typoAllowance } from '../search/text.js'
+import { containsPhrase, MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
 import type { Documents, LiveStatistics } from './documents.js'
 import { type Growable, growableUint32 } from './growable.js'
 import type { Prefilter } from './prefilter.js'
@@ -81,10 +81,12 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
 
     query.words.forEach((word, position) => {
       const bit = 1 << position
-      const allowance = typoAllowance(word.token)
       const exact = documents.tokens.terms.get(word.token)
       if (exact !== undefined) addPostings(exact, tokenField, tokenLengths, bit, admitted, MATCH_WEIGHTS.word)
-      if (allowance > 0) addNearest(documents.tokens.near(word.token, allowance), bit)
+      for (const { form, allowance } of word.near) {
+        const held = allowance === 0 ? documents.tokens.terms.get(form) : undefined
+        addNearest(allowance > 0 ? documents.tokens.near(form, allowance) : held !== undefined && held.holders > 0 ? [held] : [], bit)
+      }
       for (const name of word.names) {
         const term = documents.names.terms.get(name)
         if (term !== undefined) addPostings(term, nameField, nameLengths, bit, admitted, MATCH_WEIGHTS.name)

@@ -1,5 +1,5 @@
-import type { ScoredHit, TextHit, TextQuery } from '../ports/search-index.js'
-import { containsPhrase, editDistance, MATCH_WEIGHTS, trigramsOf, typoAllowance } from './text.js'
+import type { QueryWord, ScoredHit, TextHit, TextQuery } from '../ports/search-index.js'
+import { containsPhrase, isNear, MATCH_WEIGHTS, trigramsOf } from './text.js'
 
 /** BM25's usual constants (Lucene's, Elasticsearch's): term frequency saturation and length normalization. */
 export const BM25 = { k1: 1.2, b: 0.75 } as const
@@ -71,16 +71,18 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
     if (value === undefined) known.set(term, (value = idf(field, field.holders(term))))
     return value
   }
-  const typed = words.map(({ token, names }) => {
-    const allowance = typoAllowance(token)
-    const within = new Map<string, boolean>()
-    const near = (other: string) => {
-      let found = within.get(other)
-      if (found === undefined) within.set(other, (found = editDistance(token, other, allowance) <= allowance))
-      return found
-    }
+  const typed = words.map((word) => {
+    const { token, names } = word
+    const forms = word.near.map((form) => {
+      const within = new Map<string, boolean>()
+      return (other: string) => {
+        let found = within.get(other)
+        if (found === undefined) within.set(other, (found = isNear(form, other)))
+        return found
+      }
+    })
     const grams = names.map((name) => (name.length >= 3 ? trigramsOf(name) : []))
-    return { token, names, allowance, near, grams, distinctGrams: grams.map((each) => [...new Set(each)]) }
+    return { token, names, forms, grams, distinctGrams: grams.map((each) => [...new Set(each)]) }
   })
   const anyGrams = typed.some((word) => word.grams.some((grams) => grams.length > 0))
 
@@ -96,16 +98,17 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
     let matched = 0
     for (const word of typed) {
       score += MATCH_WEIGHTS.word * tokenScore(word.token)
-      // The fuzzy clause matches the word itself too: an exact match scores both.
-      let near = 0
-      let holdsNear = false
+      // Each near form's fuzzy clause scores the best near token held, the word itself included: an
+      // exact match scores both.
+      let holdsNear = occurrences.has(word.token)
       if (!exactWords) {
-        for (const token of occurrences.keys()) {
-          if (!word.near(token)) continue
+        for (const near of word.forms) {
+          let best = -1
+          for (const token of occurrences.keys()) if (near(token)) best = Math.max(best, tokenScore(token))
+          if (best < 0) continue
           holdsNear = true
-          if (word.allowance > 0) near = Math.max(near, tokenScore(token))
+          score += MATCH_WEIGHTS.nearWord * best
         }
-        score += MATCH_WEIGHTS.nearWord * near
       }
       let holdsName = false
       word.names.forEach((name, index) => {
@@ -125,10 +128,9 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
   }
 }
 
-/** The tokens within the typo allowance of a typed token, itself included (none when it has no allowance). */
-export function nearTokens(token: string, tokens: readonly string[]): string[] {
-  const allowance = typoAllowance(token)
-  return allowance === 0 ? [] : [...new Set(tokens)].filter((other) => editDistance(token, other, allowance) <= allowance)
+/** The tokens within the typo allowance of a typed word's near forms, itself included (none when it has no allowance). */
+export function nearTokens(word: QueryWord, tokens: readonly string[]): string[] {
+  return word.near.length === 0 ? [] : [...new Set(tokens)].filter((other) => word.near.some((form) => isNear(form, other)))
 }
 
 /** Best first; ties in id order. */

@@ -1,7 +1,7 @@
 import type { EqualsQualifier } from '../gffs/types.js'
 import type { QueryWord } from '../ports/search-index.js'
 import type { Nicknames } from './nicknames.js'
-import { tokenize } from './text.js'
+import { queryWord, tokenize } from './text.js'
 
 /**
  * The US states, the District of Columbia and the five inhabited territories: the data's
@@ -162,7 +162,7 @@ export function placeQueryOf(found: PlaceAndRole): { words: QueryWord[]; jurisdi
   const text = (role.length > 0 ? role : found.jurisdictions.map((code) => PLACE_NAMES.get(code)!)).join(' ')
   const tokens = [...new Set(tokenize(text))]
   return {
-    words: tokens.map((token) => ({ token, names: [] })),
+    words: tokens.map((token) => queryWord(token)),
     jurisdiction: { kind: 'qualifier', field: 'jurisdiction', negated: false, op: 'eq', values: found.jurisdictions },
   }
 }

@@ -7,7 +7,7 @@ import type { ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search
 import { bestFirst } from './bm25.js'
 import { withNicknames, type Nicknames } from './nicknames.js'
 import { placeAndRoleOf, placeQueryOf } from './places.js'
-import { containsPhrase, fullTextOf, queryWords, tokenize } from './text.js'
+import { containsPhrase, fullTextOf, queryWord, queryWords, tokenize } from './text.js'
 import { relativesOf, type WordRelatives } from './word-relatives.js'
 
 /** Results a search answers at most (spec 8). */
@@ -220,7 +220,7 @@ export function textQueryOf(positive: readonly TextTerm[], nicknames: Nicknames)
   const unique = typed.filter((word, position) => typed.findIndex((other) => other.token === word.token) === position)
   const forms = withNicknames(unique.map((word) => word.name), nicknames)
   return {
-    words: unique.map((word, position) => ({ token: word.token, names: forms[position]! })),
+    words: unique.map((word, position) => queryWord(word.token, forms[position]!, word.name)),
     phrases: positive.filter((term) => term.kind === 'phrase').map((term) => tokenize(term.text)).filter((tokens) => tokens.length > 0),
   }
 }

@@ -1,6 +1,6 @@
 import { stemmer } from 'stemmer'
 import type { PublicSnapshot } from '../contract/entity.js'
-import type { QueryWord } from '../ports/search-index.js'
+import type { NearForm, QueryWord } from '../ports/search-index.js'
 
 const WORD = /[\p{L}\p{N}]+/gu
 
@@ -80,6 +80,40 @@ export function typoAllowance(word: string): 0 | 1 | 2 {
 }
 
 /**
+ * A word as full text looks for it (`QueryWord`): `token`, its stem, near its typo allowance, and its
+ * name forms. Given the word as the user `typed` it (lowercase, accents folded), its typos are looked
+ * for as typed too; a word search derives (a relative, a place's title) has its token's allowance alone.
+ */
+export function queryWord(token: string, names: string[] = [], typed?: string): QueryWord {
+  const near: NearForm[] = []
+  const add = (form: string, allowance: 0 | 1 | 2) => {
+    if (!near.some((known) => known.form === form && known.allowance >= allowance)) near.push({ form, allowance })
+  }
+  const own = typoAllowance(token)
+  if (own > 0) add(token, own)
+  if (typed !== undefined) {
+    const asTyped = typoAllowance(typed)
+    if (asTyped > own) add(typed, asTyped)
+    // Two letters swapped: one edit to whoever typed them, two to Levenshtein. Within two edits a
+    // swap is found already.
+    if (asTyped === 1) for (const swapped of swapsOf(typed)) if (stemmer(swapped) !== token) add(stemmer(swapped), 0)
+  }
+  return { token, near, names }
+}
+
+/** `word` with each pair of adjacent letters swapped (`jonhson`: `ojnhson`, `jnohson`, `johnson`...), each once. */
+function swapsOf(word: string): string[] {
+  const swaps = new Set<string>()
+  for (let at = 0; at + 1 < word.length; at++) if (word[at] !== word[at + 1]) swaps.add(word.slice(0, at) + word[at + 1] + word[at] + word.slice(at + 2))
+  return [...swaps]
+}
+
+/** Whether `other` is within a near form's allowance of it. */
+export function isNear({ form, allowance }: NearForm, other: string): boolean {
+  return allowance === 0 ? form === other : editDistance(form, other, allowance) <= allowance
+}
+
+/**
  * How much each kind of full-text match weighs, on both indexes: a typed word that matches a name or
  * an identifier counts above one that matches a title; a near match (a typo) below an exact one; a
  * shared trigram (a prefix, part of a name) least.
@@ -126,7 +160,6 @@ export function editDistance(a: string, b: string, limit: number): number {
 
 /** Whether an entity's indexed text holds a query word, as full text matches it (`QueryWord`). */
 export function matchesWord(word: QueryWord, tokens: readonly string[], names: readonly string[], nameTrigrams: ReadonlySet<string>): boolean {
-  const allowance = typoAllowance(word.token)
-  if (tokens.some((token) => editDistance(word.token, token, allowance) <= allowance)) return true
+  if (tokens.some((token) => token === word.token || word.near.some((form) => isNear(form, token)))) return true
   return word.names.some((name) => names.includes(name) || (name.length >= 3 && trigramsOf(name).every((gram) => nameTrigrams.has(gram))))
 }

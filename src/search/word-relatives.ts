@@ -1,4 +1,5 @@
 import type { QueryWord } from '../ports/search-index.js'
+import { queryWord } from './text.js'
 
 /**
  * Words and collocations to the words of their WordNet relatives (synonyms, hypernyms), all as
@@ -66,5 +67,5 @@ export function relativesOf(tokens: readonly string[], relatives: WordRelatives)
     if (taken === 0) return []
     start += taken
   }
-  return [...found].filter((token) => !tokens.includes(token)).map((token) => ({ token, names: [] }))
+  return [...found].filter((token) => !tokens.includes(token)).map((token) => queryWord(token))
 }

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { bestBySum, type ClauseRanking, unscoredIn } from '../../src/lancedb/clause-sums.js'
 import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import type { IndexedEntity, TextQuery } from '../../src/ports/search-index.js'
+import { queryWord } from '../../src/search/text.js'
 
 const idsOf = (hits: readonly { id: string }[]) => hits.map((hit) => hit.id)
 const ranking = (scores: Record<string, number>, cutAt: number | null): ClauseRanking => ({ scores: new Map(Object.entries(scores)), cutAt })
@@ -67,7 +68,7 @@ describe('LanceDB full text by any of the words', () => {
       for (let start = 0; start < entities.length; start += 50) {
         await index.apply({ upserts: entities.slice(start, start + 50), removals: [], state: { cursor: String(start), embedderId: 'test' } })
       }
-      const queryOf = (text: string): TextQuery => ({ words: text.split(' ').map((token) => ({ token, names: [token] })), phrases: [] })
+      const queryOf = (text: string): TextQuery => ({ words: text.split(' ').map((token) => queryWord(token, [token])), phrases: [] })
       const type = [{ kind: 'qualifier' as const, field: 'type' as const, negated: false, op: 'eq' as const, values: ['legislation'] }]
       // First with rows that the full-text indexes do not hold yet (LanceDB scans them), then with every row in them.
       for (const indexed of [false, true]) {

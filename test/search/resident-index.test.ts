@@ -12,6 +12,7 @@ import type { IndexedEntity, SearchIndex, TextHit } from '../../src/ports/search
 import { createResidentSearchIndex } from '../../src/resident/index.js'
 import { createIndexer } from '../../src/search/indexer.js'
 import { textQueryOf } from '../../src/search/search-service.js'
+import { queryWord } from '../../src/search/text.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
 import { importDemo } from '../support/demo.js'
 import { readRelevanceSet, RELEVANCE_SET } from './relevance.mjs'
@@ -85,7 +86,7 @@ describe('the resident index', () => {
     const [first] = (await store.listEntities({ qualifiers: [{ kind: 'qualifier', field: 'type', negated: false, op: 'eq', values: ['person'] }], after: null, limit: 1 })).entities
     const renamed: IndexedEntity = { id: first!.id, fields: { type: 'person', jurisdiction: 'US' }, tokens: ['zyzzyvan'], names: ['zyzzyvan'], vector: (await embedder.embed(['zyzzyvan']))[0]! }
     const state = await resident.state()
-    const q = { words: [{ token: 'zyzzyvan', names: ['zyzzyvan'] }], phrases: [] }
+    const q = { words: [queryWord('zyzzyvan', ['zyzzyvan'])], phrases: [] }
     await resident.apply({ upserts: [renamed], removals: [], state })
     await memory.apply({ upserts: [renamed], removals: [], state })
     expect(comparable(await resident.fullText(q, [], 10))).toEqual(comparable(await memory.fullText(q, [], 10)))
@@ -107,7 +108,7 @@ describe('the resident index', () => {
   it('asked again with the same prefilters after a write, ranks what the write changed (what each prefilter keeps is counted again)', async () => {
     // Two prefilters asked in turn: the index keeps both until a write.
     const prefilters = ['jurisdiction:US-ZZ type:person', 'jurisdiction:US-ZZ'].map((filter) => parseGffs(filter, { allowFreeText: false }).qualifiers)
-    const q = { words: [{ token: 'quokka', names: ['quokka'] }], phrases: [] }
+    const q = { words: [queryWord('quokka', ['quokka'])], phrases: [] }
     const [vector] = await embedder.embed(['quokka'])
     const askUnder = async (qualifiers: Qualifier[]) => [(await resident.fullText(q, qualifiers, 10)).map((hit) => hit.id), (await resident.nearest(vector!, qualifiers, 10)).map((hit) => hit.id)]
     const ask = async () => {

@@ -9,7 +9,7 @@ import { rankText } from '../../src/resident/text-ranking.js'
 import { rankedValue } from '../../src/resident/top-hits.js'
 import { TypedGrams } from '../../src/resident/typed-grams.js'
 import { bm25, type FieldStatistics, idf } from '../../src/search/bm25.js'
-import { MATCH_WEIGHTS, trigramsOf } from '../../src/search/text.js'
+import { MATCH_WEIGHTS, queryWord, trigramsOf } from '../../src/search/text.js'
 
 const field: FieldStatistics = { count: 1000, averageLength: 14, holders: (gram) => (gram.charCodeAt(0) * 7 + gram.charCodeAt(2)) % 300 }
 
@@ -123,7 +123,7 @@ describe("the resident index's full text under a prefilter", () => {
     documents.put({ id: `e${String(n).padStart(3, '0')}`, fields: { type: n % 20 === 0 ? 'rare' : 'common' }, tokens, names, vector: Float32Array.of(1, n) })
   }
   documents.remove('e040')
-  const query = (...typed: string[]): TextQuery => ({ words: typed.map((token) => ({ token, names: token === 'smith' ? ['smith'] : [] })), phrases: [] })
+  const query = (...typed: string[]): TextQuery => ({ words: typed.map((token) => queryWord(token, token === 'smith' ? ['smith'] : [])), phrases: [] })
   const prefilter = (filter: string) => prefilterOf(documents, parseGffs(filter, { allowFreeText: false }).qualifiers)
   const allows = (filter: string, id: string) => prefilter(filter)!.allows(documents.slotOf.get(id)!)
 
@@ -187,7 +187,7 @@ describe("the resident index's full text, the best few of many", () => {
     ids.push(id)
     documents.put({ id, fields: { type: group % 10 === 0 ? 'rare' : 'common' }, tokens, names, vector: Float32Array.of(1, n) })
   }
-  const word = (token: string, names: string[] = []) => ({ token, names })
+  const word = (token: string, names: string[] = []) => queryWord(token, names)
   const queries: [string, TextQuery][] = [
     ['a common word, a typed name of many trigrams', { words: [word('every', ['fetterman', 'feterman'])], phrases: [] }],
     ['a typed name whose trigrams a few names hold', { words: [word('every', ['smith'])], phrases: [] }],
@@ -241,7 +241,7 @@ describe("the resident index's full text, pruned against ranking everything", ()
       }
       const prefilter = prefilterOf(documents, parseGffs('type:common', { allowFreeText: false }).qualifiers)
       for (let each = 0; each < 8; each++) {
-        const words = Array.from({ length: Math.floor(random() * 3) }, () => ({ token: pick(tokensOf), names: Array.from({ length: Math.floor(random() * 3) }, nameOf) }))
+        const words = Array.from({ length: Math.floor(random() * 3) }, () => queryWord(pick(tokensOf), Array.from({ length: Math.floor(random() * 3) }, nameOf)))
         const phrases = random() < 0.3 || words.length === 0 ? [[pick(tokensOf), pick(tokensOf)]] : []
         const query = { words, phrases }
         for (const filter of [null, prefilter]) {

@@ -16,7 +16,7 @@ import { createIndexer, otherEmbedderOf, vectorsIdOf, type Indexer } from '../..
 import { createSearch, fuse, textQueryOf } from '../../src/search/search-service.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
 import { loadWordRelatives } from '../../src/node/word-relatives.js'
-import { queryWords, tokenize } from '../../src/search/text.js'
+import { matchesWord, queryWord, queryWords, tokenize } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
 import { bootstrapInterval, KINDS, measure, measureByKind, pairedDifference, PARTS, readRelevanceSet, RELEVANCE_SET } from './relevance.mjs'
@@ -91,6 +91,8 @@ for (const kind of searchIndexKinds) {
       expect((await ids('Klobu'))[0]).toBe('k000367')
       // Five of six trigrams shared with Fetterman, none with `veterans` (two edits away too): every index scores them alike.
       expect((await ids('Feterman'))[0]).toBe('f000479')
+      // A typo the stemmer makes worse: `klobucher` stems to `klobuch`, two edits from `klobuchar`; as typed it is one.
+      expect(await ids('Klobucher')).toEqual(['k000367'])
       // An identifier typed as it is written.
       expect((await ids('K000367'))[0]).toBe('k000367')
     })
@@ -345,7 +347,7 @@ describe('entities created since the index\'s state', () => {
     await reopened.apply({ ...step, upserts: [{ ...step.upserts[0]!, id: 'zz2' }] })
     await reopened.apply({ ...step, upserts: [{ ...step.upserts[0]!, tokens: ['numbat'], created: undefined }] })
     expect(idsOf(await reopened.nearest(vector, [], 10)).sort()).toEqual(['zz1', 'zz2'])
-    expect(idsOf(await reopened.fullText({ words: [{ token: 'quokka', names: [] }], phrases: [] }, [], 10))).toEqual(['zz2'])
+    expect(idsOf(await reopened.fullText({ words: [queryWord('quokka')], phrases: [] }, [], 10))).toEqual(['zz2'])
     await reopened.close()
     await rm(directory, { recursive: true, force: true })
   })
@@ -357,6 +359,25 @@ describe('the typed words', () => {
     expect(queryWords('Wyoming’s congresswoman').map((word) => word.token)).toEqual(['wyom', 'congresswoman'])
     expect(queryWords("O'Sullivan's bills").map((word) => word.name)).toEqual(['o', 'sullivan', 'bills'])
     expect(queryWords('S. 1 and s 2').map((word) => word.name)).toEqual(['s', '1', 'and', 's', '2'])
+  })
+
+  it('look for typos as typed: where stemming cost some of the allowance, and two adjacent letters swapped', () => {
+    const [klobucher, jonhson, nations] = textQueryOf(parseGffs('Klobucher Jonhson nations', { allowFreeText: true }).text, nicknames).words
+    expect(klobucher!.token).toBe('klobuch')
+    expect(klobucher!.near).toEqual([
+      { form: 'klobuch', allowance: 1 },
+      { form: 'klobucher', allowance: 2 },
+    ])
+    expect(matchesWord(klobucher!, ['klobuchar'], [], new Set())).toBe(true)
+    // Seven letters allow one edit, and Levenshtein counts a swap as two.
+    expect(jonhson!.near).toContainEqual({ form: 'johnson', allowance: 0 })
+    expect(matchesWord(jonhson!, ['johnson'], [], new Set())).toBe(true)
+    expect(matchesWord(jonhson!, ['johnsen'], [], new Set())).toBe(false)
+    // A stem that kept its allowance: the word as typed adds no fuzzy form.
+    expect(nations!.near.filter((form) => form.allowance > 0)).toEqual([{ form: 'nation', allowance: 1 }])
+    // A word search derives (a relative, a place's title) has its token's allowance alone.
+    expect(queryWord('klobuch').near).toEqual([{ form: 'klobuch', allowance: 1 }])
+    expect(queryWord('farm').near).toEqual([])
   })
 })
 
@@ -413,7 +434,7 @@ describe('an index of an earlier recipe of the embedded text', () => {
     const store = createMemoryStore()
     await importDemo(store.warehouse)
     const index = createMemorySearchIndex()
-    const stale = { words: [{ token: 'zzstale', names: ['zzstale'] }], phrases: [] }
+    const stale = { words: [queryWord('zzstale', ['zzstale'])], phrases: [] }
     // What a version before recorded recipes wrote: the embedder's id alone, the feed applied to its head.
     const vector = new Float32Array(embedder.dimensions).fill(0.1)
     await index.apply({ upserts: [{ id: 'stale', fields: { title: 'zzstale' }, tokens: ['zzstale'], names: [], vector }], removals: [], state: { cursor: await store.feedHead(), embedderId: embedder.id } })

@@ -12,6 +12,7 @@ import type { SearchIndex } from '../../src/ports/search-index.js'
 import { passageWordsNeeded, withPassageText } from '../../src/search/passage-ranks.js'
 import { createIndexer } from '../../src/search/indexer.js'
 import { createSearch, textQueryOf } from '../../src/search/search-service.js'
+import { queryWord } from '../../src/search/text.js'
 import { createEntityTexts, type TextExtractor } from '../../src/texts/entity-texts.js'
 import { extractText } from '../../src/texts/extract.js'
 import { PASSAGES, passagesOf } from '../../src/texts/passages.js'
@@ -208,7 +209,7 @@ describe('search indexes agree on the passages that hold the most words', () => 
   })
   /** Full text of `words` on every index holding `upserts`: each hit's id and how many words it matched. */
   const fullTextOnEachIndex = async (upserts: ReturnType<typeof billWithPassages>[], words: string[], limit: number, expected: [string, number][]) => {
-    const query = { words: words.map((token) => ({ token, names: [] })), phrases: [] }
+    const query = { words: words.map((token) => queryWord(token)), phrases: [] }
     for (const kind of runnable) {
       const { index, dispose } = await kind.open(embedder.dimensions)
       await index.apply({ upserts, removals: [], state: { cursor: null, embedderId: 'test' } })
