@@ -11,7 +11,8 @@
 //   --set FILE        another set (its queries without a `part` are held out); `--set 2` is
 //                     test/search/relevance-set-2.json (held out whole), `--set 3`
 //                     test/search/relevance-set-3.json (paraphrases only, a development set: every
-//                     query `part: "dev"`)
+//                     query `part: "dev"`), `--set 4` test/search/relevance-set-4.json (399 surnames
+//                     with one typo each, made by scripts/make-typo-set.mjs: held out whole)
 //   --by FIELD        the figures by another field of the queries than `kind` (`--set 3 --by target`:
 //                     person, committee, bill)
 //   --embedder NAME   `default` or `none` alone (both by default); or a candidate measured in the

@@ -4,7 +4,7 @@ import type { PublicSnapshot } from '../contract/entity.js'
 import { CONTRACT_COLUMNS, CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
-import type { IndexedEntity, IndexState, QueryWord, ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
+import type { IndexedEntity, IndexState, NearForm, QueryWord, ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
 import { passageWordsNeeded, withPassageText } from '../search/passage-ranks.js'
 import { MATCH_WEIGHTS, matchesWord, trigramsOf } from '../search/text.js'
 import { bestBySum, type ClauseRanking, unscoredIn } from './clause-sums.js'
@@ -396,8 +396,10 @@ function clausesOf(lancedb: typeof import('@lancedb/lancedb'), { words, phrases 
     if (terms.length > 0) should.push(() => new lancedb.MatchQuery([...new Set(terms)].join(' '), column, options))
   }
   match(words.map((word) => word.token), 'tokens', { boost: MATCH_WEIGHTS.word })
+  const formsAt = (forms: NearForm[], fuzziness: number) => forms.flatMap(({ form, allowance }) => (allowance === fuzziness ? [form] : []))
   for (const fuzziness of withNames ? [0, 1, 2] : []) {
-    match(words.flatMap((word) => word.near).flatMap(({ form, allowance }) => (allowance === fuzziness ? [form] : [])), 'tokens', { boost: MATCH_WEIGHTS.nearWord, fuzziness })
+    match(formsAt(words.flatMap((word) => word.near), fuzziness), 'tokens', { boost: MATCH_WEIGHTS.nearWord, fuzziness })
+    match(formsAt(words.flatMap((word) => word.nearNames), fuzziness), NAMES, { boost: MATCH_WEIGHTS.nearWord, fuzziness })
   }
   const names = withNames ? words.flatMap((word) => word.names) : []
   match(names, NAMES, { boost: MATCH_WEIGHTS.name })

@@ -63,6 +63,13 @@ export interface QueryWord {
    */
   near: NearForm[]
   /**
+   * Where its typos are looked for among the name words (unstemmed, as `names` is matched): the word
+   * as typed, within its allowance. A stem may differ from the stem of a name by more than the typo
+   * (`blxmenthal` keeps its `al`, `blumenth` does not). None for a word search derives rather than
+   * one typed.
+   */
+  nearNames: NearForm[]
+  /**
    * As `nameWords` makes it, with the other forms of a given name: matched against the name words
    * whole, weighted above the other fields, and (3 letters or more) by trigrams, all of them (`klobu`
    * finds Klobuchar).

@@ -127,6 +127,8 @@ export async function createTables(db: Kysely<any>, dialect: SqlDialect, dimensi
     .addPrimaryKeyConstraint('search_terms_key', ['field', 'term'])
     .execute()
   await sql`create index if not exists search_terms_tokens on ${sql.table(TERMS)} using gin (term gin_trgm_ops) where field = ${sql.lit(TERM_FIELDS.tokens)}`.execute(db)
+  // The name words: a typed word's typos among them as typed, unstemmed (`QueryWord.nearNames`).
+  await sql`create index if not exists search_terms_names on ${sql.table(TERMS)} using gin (term gin_trgm_ops) where field = ${sql.lit(TERM_FIELDS.names)}`.execute(db)
   // The tokens of other letters than a to z and digits alone: a typed word's typos among them (`müller`
   // for `muller`), where its ASCII typos are listed and looked up by key (`vocabularyNear`).
   await sql`create index if not exists ${sql.id(OTHER_TOKENS)} on ${sql.table(TERMS)} using gin (term gin_trgm_ops) where ${OTHER_TOKENS_WHERE}`.execute(db)
@@ -151,7 +153,7 @@ const OTHER_TOKENS = 'search_terms_other_tokens'
 export const OTHER_TOKENS_WHERE = sql<SqlBool>`field = ${sql.lit(TERM_FIELDS.tokens)} and term !~ '^[a-z0-9]*$'`
 
 /** The GIN indexes, whose recent rows wait in a pending list that every search reads until it is merged (the last only with btree_gin). */
-export const GIN_INDEXES = ['search_entities_document', 'search_entities_names', 'search_passages_document', 'search_terms_tokens', OTHER_TOKENS, PREFILTERED_DOCUMENT] as const
+export const GIN_INDEXES = ['search_entities_document', 'search_entities_names', 'search_passages_document', 'search_terms_tokens', 'search_terms_names', OTHER_TOKENS, PREFILTERED_DOCUMENT] as const
 
 export async function dropTables(db: Kysely<any>): Promise<void> {
   for (const table of [ENTITIES, PASSAGES, TERMS, STATE]) await db.schema.dropTable(table).ifExists().execute()

@@ -2,8 +2,8 @@ import { sql, type Expression, type Kysely, type SelectQueryBuilder, type SqlBoo
 import type { Qualifier } from '../gffs/types.js'
 import { qualifiersToSql } from '../kysely/gffs-to-sql.js'
 import type { SqlDialect } from '../kysely/sql-dialect.js'
-import type { NearForm, TextHit, TextQuery } from '../ports/search-index.js'
-import { BM25, bestFirst, idf, nearTokens, textScorer, type FieldStatistics, type ScoredText } from '../search/bm25.js'
+import type { NearForm, QueryWord, TextHit, TextQuery } from '../ports/search-index.js'
+import { BM25, bestFirst, idf, termsNear, textScorer, type FieldStatistics, type ScoredText } from '../search/bm25.js'
 import { passagesNeedEveryWord, withPassageText } from '../search/passage-ranks.js'
 import { MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
 import { ENTITIES, OTHER_TOKENS_WHERE, PASSAGES, STATE, TERM_FIELDS, TERMS } from './schema.js'
@@ -137,16 +137,18 @@ async function passagesIndexed(db: Kysely<any>): Promise<boolean> {
 /** One side's hits, best first: every candidate scored, for `withPassageText` to merge before it cuts at `limit`. */
 async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, typedQuery: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]> {
   // Passages match the typed words alone: names are matched on the entity.
-  const query = side.exactWords ? { ...typedQuery, words: typedQuery.words.map(({ token }) => ({ token, near: [], names: [] })) } : typedQuery
+  const query = side.exactWords ? { ...typedQuery, words: typedQuery.words.map(({ token }) => ({ token, near: [], nearNames: [], names: [] })) } : typedQuery
   const typed = query.words.map((word) => word.token)
   const names = query.words.flatMap((word) => word.names)
   const everyWord = [...new Set(typed)]
   // Independent of each other: the typos' lookup, and the prefilter's share (only the every-word step reads it).
-  const [near, filtered] = await Promise.all([
-    side.exactWords ? [] : vocabularyNear(db, query.words.flatMap((word) => word.near).filter(({ form }) => fits(form))),
+  const [near, nearNames, filtered] = await Promise.all([
+    vocabularyNear(db, query.words.flatMap((word) => word.near).filter(({ form }) => fits(form)), 'tokens'),
+    vocabularyNear(db, query.words.flatMap((word) => word.nearNames).filter(({ form }) => fits(form)), 'names'),
     everyWord.length > 1 ? plannedRows(db, side.rows(db, dialect, qualifiers), qualifiers) : null,
   ])
-  const nearby = query.words.flatMap((word) => nearTokens(word, near))
+  const nearby = query.words.flatMap((word) => termsNear(word.near, near))
+  const nearbyNames = query.words.flatMap((word) => termsNear(word.nearNames, nearNames))
   const matches: Expression<SqlBool>[] = []
   if (query.phrases.length > 0) {
     for (const phrase of query.phrases.filter((phrase) => phrase.every(fits))) matches.push(sql<SqlBool>`document @@ ${phraseQueryOf(phrase)}::tsquery`)
@@ -154,10 +156,10 @@ async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, ty
     if (matches.length < query.phrases.length) return []
   }
   const partsOfNames = names.filter((name) => name.length >= 3)
-  const terms = { tokens: [...typed, ...nearby], names, trigrams: partsOfNames.flatMap(trigramsOf) }
+  const terms = { tokens: [...typed, ...nearby], names: [...names, ...nearbyNames], trigrams: partsOfNames.flatMap(trigramsOf) }
   const known = await statisticsOf(db, side, terms)
   const count = Math.max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT)
-  const estimate = estimateOf(query, nearby, partsOfNames, known, side.exactWords)
+  const estimate = estimateOf(query, { tokens: nearby, names: nearbyNames }, partsOfNames, known, side.exactWords)
   const candidatesWhere = async (match: Expression<SqlBool>) =>
     (await side.rows(db, dialect, qualifiers).where(match).orderBy(estimate, 'desc').orderBy('id').limit(count).execute()) as EntityText[]
   // Common words: when enough rows hold every word as typed, they are the answer (search puts what
@@ -170,7 +172,7 @@ async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, ty
   }
   if (!onlyEveryWord && rows.length < count) {
     // Fewer: they stay candidates, beside the best of the rows that hold any word.
-    const alternatives = anyOf([...typed, ...nearby], names)
+    const alternatives = anyOf(terms.tokens, terms.names)
     const anyWord = [...(alternatives === '' ? [] : [sql<SqlBool>`document @@ ${alternatives}::tsquery`]), ...partsOfNames.map((name) => sql<SqlBool>`names like ${containing(name)}`)]
     if (matches.length === 0 && anyWord.length === 0) return []
     const keyOf = (row: EntityText) => `${row.id} ${row.ordinal ?? ''}`
@@ -180,11 +182,15 @@ async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, ty
   }
   const candidates = rows.map((row): ScoredText => ({ id: row.id, tokens: termsOf(row.tokens), names: termsOf(row.names) }))
   if (candidates.length === 0) return []
-  // The candidates' own near tokens of a typed one are scored too: their statistics, if not read yet.
-  const candidateTokens = side.exactWords ? [] : [...new Set(candidates.flatMap((candidate) => candidate.tokens))]
-  const read = new Set(terms.tokens)
-  const unread = query.words.flatMap((word) => nearTokens(word, candidateTokens)).filter((token) => !read.has(token))
-  const statistics = unread.length === 0 ? known : await statisticsOf(db, side, { ...terms, tokens: [...terms.tokens, ...unread] })
+  // The candidates' own near tokens and names of a typed word are scored too: their statistics, if not read yet.
+  const unreadNear = (field: 'tokens' | 'names', formsOf: (word: QueryWord) => NearForm[]) => {
+    const held = [...new Set(candidates.flatMap((candidate) => candidate[field]))]
+    const read = new Set(terms[field])
+    return query.words.flatMap((word) => termsNear(formsOf(word), held)).filter((term) => !read.has(term))
+  }
+  const unread = { tokens: unreadNear('tokens', (word) => word.near), names: unreadNear('names', (word) => word.nearNames) }
+  const statistics =
+    unread.tokens.length + unread.names.length === 0 ? known : await statisticsOf(db, side, { ...terms, tokens: [...terms.tokens, ...unread.tokens], names: [...terms.names, ...unread.names] })
   const phraseHolders = await Promise.all(
     query.phrases.map(async (phrase) => Number((await sql<{ holders: string }>`select count(*) as holders from ${sql.table(side.table)} where document @@ ${phraseQueryOf(phrase)}::tsquery`.execute(db)).rows[0]!.holders)),
   )
@@ -219,7 +225,7 @@ function expectedHolders(field: FieldStatistics, tokens: readonly string[]): num
  * as BM25's length normalization does. Rare words thus come before common ones, and a row holding
  * more of the words before one holding fewer.
  */
-function estimateOf(query: TextQuery, nearby: readonly string[], partsOfNames: readonly string[], statistics: Record<Fields, FieldStatistics>, exactWords: boolean): Expression<number> {
+function estimateOf(query: TextQuery, nearby: { tokens: readonly string[]; names: readonly string[] }, partsOfNames: readonly string[], statistics: Record<Fields, FieldStatistics>, exactWords: boolean): Expression<number> {
   const weights = new Map<string, number>()
   // Keyed by the weight class the term is at (`documentOf`): D for tokens, A for name words.
   const add = (term: string, weight: number) => weights.set(term, (weights.get(term) ?? 0) + weight)
@@ -228,11 +234,14 @@ function estimateOf(query: TextQuery, nearby: readonly string[], partsOfNames: r
   for (const { token, near } of query.words) {
     if (fits(token)) add(`D${lexeme(token)}`, (MATCH_WEIGHTS.word + (!exactWords && near.some(({ form }) => form === token) ? MATCH_WEIGHTS.nearWord : 0)) * idfOf(statistics.tokens, token))
   }
-  for (const token of new Set(nearby)) {
+  for (const token of new Set(nearby.tokens)) {
     if (fits(token) && !query.words.some((word) => word.token === token)) add(`D${lexeme(token)}`, MATCH_WEIGHTS.nearWord * idfOf(statistics.tokens, token))
   }
   for (const name of new Set(query.words.flatMap((word) => word.names))) {
     if (fits(name)) add(`A${lexeme(name)}`, MATCH_WEIGHTS.name * idfOf(statistics.names, name))
+  }
+  for (const name of new Set(nearby.names)) {
+    if (fits(name)) add(`A${lexeme(name)}`, MATCH_WEIGHTS.nearWord * idfOf(statistics.names, name))
   }
   const parts: Expression<number>[] = [...weights].map(
     ([key, weight]) => sql<number>`${weight / RANK_OF_ONE}::float8 * ts_rank(${key.startsWith('D') ? '{1,0,0,0}' : '{0,0,0,1}'}::float4[], document, ${key.slice(1)}::tsquery)`,
@@ -277,14 +286,14 @@ function oneEditAway(token: string): string[] {
 }
 
 /**
- * The indexed tokens that may be typos of the near `forms` of typed words (`nearTokens` decides); a
- * form matched exactly is looked up by key. A word of ASCII letters
+ * The indexed terms of `field` that may be typos of the near `forms` of typed words (`termsNear`
+ * decides); a form matched exactly is looked up by key. A word of ASCII letters
  * and digits allowed one edit has its ASCII typos listed and looked up by key, and the trigram
  * index of the tokens of other letters searched: the trigram index of every token read 5,000 terms
  * for a 5-letter prefix of a surname at 1,000,000 entities (17 ms idle), which share 2 of its 6
  * trigrams, more than an edit keeps. Other words ask the trigram index of every token.
  */
-async function vocabularyNear(db: Kysely<any>, forms: readonly NearForm[]): Promise<string[]> {
+async function vocabularyNear(db: Kysely<any>, forms: readonly NearForm[], field: 'tokens' | 'names'): Promise<string[]> {
   if (forms.length === 0) return []
   // Looked up by key: the forms matched exactly, and the listed typos of those allowed one edit.
   const exact = forms.filter(({ allowance }) => allowance === 0).map(({ form }) => form)
@@ -295,10 +304,11 @@ async function vocabularyNear(db: Kysely<any>, forms: readonly NearForm[]): Prom
   const threshold = Math.max(TYPO_SIMILARITY, Math.min(1, ...fuzzy.map(typoSimilarity)) - 0.01)
   return db.transaction().execute(async (transaction) => {
     await sql`select set_config('pg_trgm.similarity_threshold', ${String(threshold)}, true)`.execute(transaction)
-    const searched = tokens.filter((token) => !listed.includes(token)).map((token) => sql<SqlBool>`(field = ${TERM_FIELDS.tokens} and term % ${token})`)
-    const others = listed.map((token) => sql<SqlBool>`(${OTHER_TOKENS_WHERE} and term % ${token})`)
+    const searched = tokens.filter((token) => !listed.includes(token)).map((token) => sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term % ${token})`)
+    // Names are folded to ASCII letters where they can be: no other names to search.
+    const others = field === 'tokens' ? listed.map((token) => sql<SqlBool>`(${OTHER_TOKENS_WHERE} and term % ${token})`) : []
     const keyed = [...new Set([...exact, ...listed.flatMap(oneEditAway)])]
-    const keys = keyed.length === 0 ? [] : [sql<SqlBool>`(field = ${TERM_FIELDS.tokens} and term = any(${keyed}::text[]))`]
+    const keys = keyed.length === 0 ? [] : [sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term = any(${keyed}::text[]))`]
     const rows = await transaction
       .selectFrom(TERMS)
       .select('term')

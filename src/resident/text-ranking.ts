@@ -1,10 +1,10 @@
-import type { TextHit, TextQuery } from '../ports/search-index.js'
+import type { NearForm, TextHit, TextQuery } from '../ports/search-index.js'
 import { bm25, bestFirst, type FieldStatistics, idf } from '../search/bm25.js'
 import { containsPhrase, MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
 import type { Documents, LiveStatistics } from './documents.js'
 import { type Growable, growableUint32 } from './growable.js'
 import type { Prefilter } from './prefilter.js'
-import type { Term } from './term-dictionary.js'
+import type { Term, TermDictionary } from './term-dictionary.js'
 import { rankedValue, TopHits } from './top-hits.js'
 import { TypedGrams } from './typed-grams.js'
 import { allowedSlots } from './vector-ranking.js'
@@ -83,10 +83,8 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       const bit = 1 << position
       const exact = documents.tokens.terms.get(word.token)
       if (exact !== undefined) addPostings(exact, tokenField, tokenLengths, bit, admitted, MATCH_WEIGHTS.word)
-      for (const { form, allowance } of word.near) {
-        const held = allowance === 0 ? documents.tokens.terms.get(form) : undefined
-        addNearest(allowance > 0 ? documents.tokens.near(form, allowance) : held !== undefined && held.holders > 0 ? [held] : [], bit)
-      }
+      for (const form of word.near) addNearest(nearTerms(documents.tokens, form), tokenField, tokenLengths, bit)
+      for (const form of word.nearNames) addNearest(nearTerms(documents.names, form), nameField, nameLengths, bit)
       for (const name of word.names) {
         const term = documents.names.terms.get(name)
         if (term !== undefined) addPostings(term, nameField, nameLengths, bit, admitted, MATCH_WEIGHTS.name)
@@ -108,10 +106,10 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     }
 
     /** A typo's score: the best of the near terms a slot holds (the word itself included), at half weight. */
-    function addNearest(terms: readonly Term[], bit: number) {
+    function addNearest(terms: readonly Term[], field: FieldStatistics, lengths: Uint32Array, bit: number) {
       const { nearest, nearTouched } = scratch
       nearTouched.length = 0
-      for (const term of terms) addPostings(term, tokenField, tokenLengths, bit, admitted, KEEP_THE_BEST)
+      for (const term of terms) addPostings(term, field, lengths, bit, admitted, KEEP_THE_BEST)
       for (let at = 0; at < nearTouched.length; at++) {
         const slot = nearTouched.values[at]!
         scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot]!
@@ -230,6 +228,13 @@ function addPostings(term: Term, field: FieldStatistics, lengths: Uint32Array, b
       if (score > nearest[slot]!) nearest[slot] = score
     }
   }
+}
+
+/** The held terms of `dictionary` within a near form's allowance of it. */
+function nearTerms(dictionary: TermDictionary, { form, allowance }: NearForm): Term[] {
+  if (allowance > 0) return dictionary.near(form, allowance)
+  const held = dictionary.terms.get(form)
+  return held !== undefined && held.holders > 0 ? [held] : []
 }
 
 /** Which slots a query may match: those marked 1 in `marks`, and of them those `broad` allows (when not null). */

@@ -1,4 +1,4 @@
-import type { QueryWord, ScoredHit, TextHit, TextQuery } from '../ports/search-index.js'
+import type { NearForm, ScoredHit, TextHit, TextQuery } from '../ports/search-index.js'
 import { containsPhrase, isNear, MATCH_WEIGHTS, trigramsOf } from './text.js'
 
 /** BM25's usual constants (Lucene's, Elasticsearch's): term frequency saturation and length normalization. */
@@ -73,16 +73,8 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
   }
   const typed = words.map((word) => {
     const { token, names } = word
-    const forms = word.near.map((form) => {
-      const within = new Map<string, boolean>()
-      return (other: string) => {
-        let found = within.get(other)
-        if (found === undefined) within.set(other, (found = isNear(form, other)))
-        return found
-      }
-    })
     const grams = names.map((name) => (name.length >= 3 ? trigramsOf(name) : []))
-    return { token, names, forms, grams, distinctGrams: grams.map((each) => [...new Set(each)]) }
+    return { token, names, forms: word.near.map(nearTest), nameForms: word.nearNames.map(nearTest), grams, distinctGrams: grams.map((each) => [...new Set(each)]) }
   })
   const anyGrams = typed.some((word) => word.grams.some((grams) => grams.length > 0))
 
@@ -98,13 +90,18 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
     let matched = 0
     for (const word of typed) {
       score += MATCH_WEIGHTS.word * tokenScore(word.token)
-      // Each near form's fuzzy clause scores the best near token held, the word itself included: an
+      // Each near form's fuzzy clause scores the best near term held, the word itself included: an
       // exact match scores both.
       let holdsNear = occurrences.has(word.token)
       if (!exactWords) {
         for (const near of word.forms) {
-          let best = -1
-          for (const token of occurrences.keys()) if (near(token)) best = Math.max(best, tokenScore(token))
+          const best = bestNear(near, occurrences.keys(), tokenScore)
+          if (best < 0) continue
+          holdsNear = true
+          score += MATCH_WEIGHTS.nearWord * best
+        }
+        for (const near of word.nameForms) {
+          const best = bestNear(near, entity.names, (name) => termScore(nameField, entity.names, name))
           if (best < 0) continue
           holdsNear = true
           score += MATCH_WEIGHTS.nearWord * best
@@ -128,9 +125,26 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
   }
 }
 
-/** The tokens within the typo allowance of a typed word's near forms, itself included (none when it has no allowance). */
-export function nearTokens(word: QueryWord, tokens: readonly string[]): string[] {
-  return word.near.length === 0 ? [] : [...new Set(tokens)].filter((other) => word.near.some((form) => isNear(form, other)))
+/** Whether a term is within a near form's allowance, each term's answer worked out once. */
+function nearTest(form: NearForm): (term: string) => boolean {
+  const within = new Map<string, boolean>()
+  return (term) => {
+    let found = within.get(term)
+    if (found === undefined) within.set(term, (found = isNear(form, term)))
+    return found
+  }
+}
+
+/** The best score of the terms `near` accepts, or -1 when it accepts none. */
+function bestNear(near: (term: string) => boolean, terms: Iterable<string>, scoreOf: (term: string) => number): number {
+  let best = -1
+  for (const term of terms) if (near(term)) best = Math.max(best, scoreOf(term))
+  return best
+}
+
+/** The terms within the allowance of any of a typed word's near `forms` (`QueryWord.near`, `nearNames`), each once. */
+export function termsNear(forms: readonly NearForm[], terms: readonly string[]): string[] {
+  return forms.length === 0 ? [] : [...new Set(terms)].filter((term) => forms.some((form) => isNear(form, term)))
 }
 
 /** Best first; ties in id order. */

@@ -86,19 +86,21 @@ export function typoAllowance(word: string): 0 | 1 | 2 {
  */
 export function queryWord(token: string, names: string[] = [], typed?: string): QueryWord {
   const near: NearForm[] = []
-  const add = (form: string, allowance: 0 | 1 | 2) => {
-    if (!near.some((known) => known.form === form && known.allowance >= allowance)) near.push({ form, allowance })
+  const nearNames: NearForm[] = []
+  const add = (forms: NearForm[], form: string, allowance: 0 | 1 | 2) => {
+    if (!forms.some((known) => known.form === form && known.allowance >= allowance)) forms.push({ form, allowance })
   }
   const own = typoAllowance(token)
-  if (own > 0) add(token, own)
+  if (own > 0) add(near, token, own)
   if (typed !== undefined) {
     const asTyped = typoAllowance(typed)
-    if (asTyped > own) add(typed, asTyped)
+    if (asTyped > own) add(near, typed, asTyped)
+    if (asTyped > 0) add(nearNames, typed, asTyped)
     // Two letters swapped: one edit to whoever typed them, two to Levenshtein. Within two edits a
-    // swap is found already.
-    if (asTyped === 1) for (const swapped of swapsOf(typed)) if (stemmer(swapped) !== token) add(stemmer(swapped), 0)
+    // swap is found already. Stemmed, a swap undone finds the name's stem as the name would.
+    if (asTyped === 1) for (const swapped of swapsOf(typed)) if (stemmer(swapped) !== token) add(near, stemmer(swapped), 0)
   }
-  return { token, near, names }
+  return { token, near, nearNames, names }
 }
 
 /** `word` with each pair of adjacent letters swapped (`jonhson`: `ojnhson`, `jnohson`, `johnson`...), each once. */
@@ -161,5 +163,6 @@ export function editDistance(a: string, b: string, limit: number): number {
 /** Whether an entity's indexed text holds a query word, as full text matches it (`QueryWord`). */
 export function matchesWord(word: QueryWord, tokens: readonly string[], names: readonly string[], nameTrigrams: ReadonlySet<string>): boolean {
   if (tokens.some((token) => token === word.token || word.near.some((form) => isNear(form, token)))) return true
+  if (names.some((name) => word.nearNames.some((form) => isNear(form, name)))) return true
   return word.names.some((name) => names.includes(name) || (name.length >= 3 && trigramsOf(name).every((gram) => nameTrigrams.has(gram))))
 }

@@ -93,6 +93,12 @@ for (const kind of searchIndexKinds) {
       expect((await ids('Feterman'))[0]).toBe('f000479')
       // A typo the stemmer makes worse: `klobucher` stems to `klobuch`, two edits from `klobuchar`; as typed it is one.
       expect(await ids('Klobucher')).toEqual(['k000367'])
+      // Two letters swapped: one slip, two edits to Levenshtein (seven letters allow one).
+      expect((await ids('Jonhson')).slice(0, 7).sort()).toEqual(['j000116', 'j000160', 'j000170', 'j000293', 'j000299', 'j000301', 'j000310'])
+      // A name whose stem is not the typed word's (`down`, `blumenth`, `grave`): found among the names as typed.
+      expect((await ids('Downng'))[0]).toBe('d000634')
+      expect((await ids('Blxmenthal'))[0]).toBe('b001277')
+      expect((await ids('Graes'))[0]).toBe('g000546')
       // An identifier typed as it is written.
       expect((await ids('K000367'))[0]).toBe('k000367')
     })
@@ -375,8 +381,13 @@ describe('the typed words', () => {
     expect(matchesWord(jonhson!, ['johnsen'], [], new Set())).toBe(false)
     // A stem that kept its allowance: the word as typed adds no fuzzy form.
     expect(nations!.near.filter((form) => form.allowance > 0)).toEqual([{ form: 'nation', allowance: 1 }])
+    // Among the names, as typed: `downng` is one edit from Downing, whose stem is `down`.
+    const [downng] = textQueryOf(parseGffs('Downng', { allowFreeText: true }).text, nicknames).words
+    expect(downng!.nearNames).toEqual([{ form: 'downng', allowance: 1 }])
+    expect(matchesWord(downng!, ['troi', 'down'], ['troy', 'downing'], new Set())).toBe(true)
+    expect(matchesWord(downng!, ['troi', 'down'], ['troy', 'downey'], new Set())).toBe(false)
     // A word search derives (a relative, a place's title) has its token's allowance alone.
-    expect(queryWord('klobuch').near).toEqual([{ form: 'klobuch', allowance: 1 }])
+    expect(queryWord('klobuch')).toEqual({ token: 'klobuch', near: [{ form: 'klobuch', allowance: 1 }], nearNames: [], names: [] })
     expect(queryWord('farm').near).toEqual([])
   })
 })
