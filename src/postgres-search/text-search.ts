@@ -299,12 +299,11 @@ async function vocabularyNear(db: Kysely<any>, forms: readonly NearForm[], field
   const exact = forms.filter(({ allowance }) => allowance === 0).map(({ form }) => form)
   const listed = forms.filter(({ form, allowance }) => allowance === 1 && ASCII_WORD.test(form)).map(({ form }) => form)
   const fuzzy = forms.filter(({ allowance }) => allowance > 0)
-  const tokens = fuzzy.map(({ form }) => form)
   // A margin below the bound, for pg_trgm's single-precision arithmetic.
   const threshold = Math.max(TYPO_SIMILARITY, Math.min(1, ...fuzzy.map(typoSimilarity)) - 0.01)
   return db.transaction().execute(async (transaction) => {
     await sql`select set_config('pg_trgm.similarity_threshold', ${String(threshold)}, true)`.execute(transaction)
-    const searched = tokens.filter((token) => !listed.includes(token)).map((token) => sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term % ${token})`)
+    const searched = fuzzy.filter(({ form }) => !listed.includes(form)).map(({ form }) => sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term % ${form})`)
     // Names are folded to ASCII letters where they can be: no other names to search.
     const others = field === 'tokens' ? listed.map((token) => sql<SqlBool>`(${OTHER_TOKENS_WHERE} and term % ${token})`) : []
     const keyed = [...new Set([...exact, ...listed.flatMap(oneEditAway)])]

@@ -94,14 +94,11 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
       // exact match scores both.
       let holdsNear = occurrences.has(word.token)
       if (!exactWords) {
-        for (const near of word.forms) {
-          const best = bestNear(near, occurrences.keys(), tokenScore)
-          if (best < 0) continue
-          holdsNear = true
-          score += MATCH_WEIGHTS.nearWord * best
-        }
-        for (const near of word.nameForms) {
-          const best = bestNear(near, entity.names, (name) => termScore(nameField, entity.names, name))
+        const bests = [
+          ...word.forms.map((near) => bestNear(near, occurrences.keys(), tokenScore)),
+          ...word.nameForms.map((near) => bestNear(near, entity.names, (name) => termScore(nameField, entity.names, name))),
+        ]
+        for (const best of bests) {
           if (best < 0) continue
           holdsNear = true
           score += MATCH_WEIGHTS.nearWord * best
