@@ -54,18 +54,18 @@ export interface QueryWord {
   /** As `tokenize` makes it: matched against the tokens exactly (an exact match ranks above a near one). */
   token: string
   /**
-   * Where its typos are looked for (`queryWord` makes them): each form's best near token scores as a
-   * near match. The token within `typoAllowance(token)` edits; the word as typed within its own
-   * allowance, where stemming cost some (`klobucher` stems to `klobuch`, two edits from `klobuchar`
-   * where seven letters allow one; as typed it is one); and the stems of the typed word with two
-   * adjacent letters swapped, exactly, where one edit is allowed (`jonhson`: Levenshtein counts a
-   * swap as two edits, people make it as one). None for a word matched only as itself.
+   * Where its typos are looked for among the tokens (`queryWord` makes them): each form's best near
+   * token scores as a near match. The token within `typoAllowance(token)` edits, and the stems of the
+   * typed word with two adjacent letters swapped, exactly, where one edit is allowed (`jonhson`:
+   * Levenshtein counts a swap as two edits, people make it as one). None for a word matched only as
+   * itself.
    */
   near: NearForm[]
   /**
    * Where its typos are looked for among the name words (unstemmed, as `names` is matched): the word
-   * as typed, within its allowance. A stem may differ from the stem of a name by more than the typo
-   * (`blxmenthal` keeps its `al`, `blumenth` does not). None for a word search derives rather than
+   * as typed, within its allowance. The stemmer may take more from a misspelt word than from the
+   * name (`klobucher` stems to `klobuch`, two edits from `klobuchar` where seven letters allow one;
+   * `downng` is one edit from Downing, stemmed `down`). None for a word search derives rather than
    * one typed.
    */
   nearNames: NearForm[]

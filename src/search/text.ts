@@ -85,22 +85,18 @@ export function typoAllowance(word: string): 0 | 1 | 2 {
  * for as typed too; a word search derives (a relative, a place's title) has its token's allowance alone.
  */
 export function queryWord(token: string, names: string[] = [], typed?: string): QueryWord {
-  const near: NearForm[] = []
-  const nearNames: NearForm[] = []
-  const add = (forms: NearForm[], form: string, allowance: 0 | 1 | 2) => {
-    if (!forms.some((known) => known.form === form && known.allowance >= allowance)) forms.push({ form, allowance })
-  }
   const own = typoAllowance(token)
-  if (own > 0) add(near, token, own)
-  if (typed !== undefined) {
-    const asTyped = typoAllowance(typed)
-    if (asTyped > own) add(near, typed, asTyped)
-    if (asTyped > 0) add(nearNames, typed, asTyped)
-    // Two letters swapped: one edit to whoever typed them, two to Levenshtein. Within two edits a
-    // swap is found already. Stemmed, a swap undone finds the name's stem as the name would.
-    if (asTyped === 1) for (const swapped of swapsOf(typed)) if (stemmer(swapped) !== token) add(near, stemmer(swapped), 0)
+  const near: NearForm[] = own > 0 ? [{ form: token, allowance: own }] : []
+  if (typed === undefined) return { token, near, nearNames: [], names }
+  const asTyped = typoAllowance(typed)
+  // Two letters swapped: one edit to whoever typed them, two to Levenshtein, and within two edits a
+  // swap is found already. Undone and stemmed, a swap finds the stem the right word has.
+  if (asTyped === 1) {
+    const swaps = new Set(swapsOf(typed).map((swapped) => stemmer(swapped)))
+    swaps.delete(token)
+    for (const form of swaps) near.push({ form, allowance: 0 })
   }
-  return { token, near, nearNames, names }
+  return { token, near, nearNames: asTyped > 0 ? [{ form: typed, allowance: asTyped }] : [], names }
 }
 
 /** `word` with each pair of adjacent letters swapped (`jonhson`: `ojnhson`, `jnohson`, `johnson`...), each once. */
