@@ -37,6 +37,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
     'parseGffs',
     'parseNicknames',
     'parseWordRelatives',
+    'queryWord',
     'renderEntityResource',
     'tallyFacets',
     'tokenize',
