@@ -70,9 +70,10 @@ export class TermDictionary {
 
   /**
    * The held terms within `allowance` edits of `word`, itself included. An edit changes at most
-   * three of the padded trigrams, so such a term misses at most `3 * allowance` of the word's and
-   * holds one at least of any `3 * allowance + 1` of them: the terms (of a length within
-   * `allowance`) holding the rarest that many are the only ones compared.
+   * three of the padded trigrams, so such a term misses at most `3 * allowance` of any of the word's
+   * distinct trigrams: of the rarest `3 * allowance + 2`, it holds two at least (or of fewer, one).
+   * Only the terms (of a length within `allowance`) holding that many of them are compared, each
+   * once: a term met in one list alone is passed over without an edit distance.
    */
   near(word: string, allowance: number): Term[] {
     const lowest = Math.max(0, word.length - allowance)
@@ -82,27 +83,27 @@ export class TermDictionary {
       const lists = byLength.slice(lowest, highest + 1)
       return { lists, size: lists.reduce((sum, list) => sum + list.length, 0) }
     })
-    const rarest = listsByGram.sort((a, b) => a.size - b.size).slice(0, 3 * allowance + 1)
-    if (metTerms.length < this.list.length) metTerms = new Uint8Array(Math.max(this.list.length, metTerms.length * 2))
+    const rarest = listsByGram.sort((a, b) => a.size - b.size).slice(0, 3 * allowance + 2)
+    const needed = Math.max(1, rarest.length - 3 * allowance)
+    if (heldGrams.length < this.list.length) heldGrams = new Uint8Array(Math.max(this.list.length, heldGrams.length * 2))
     const found: Term[] = []
     const met: Term[] = []
     for (const { lists } of rarest) {
       for (const list of lists) {
         for (const term of list) {
-          if (metTerms[term.number] === 1) continue
-          metTerms[term.number] = 1
-          met.push(term)
-          if (term.holders > 0 && editDistance(word, term.text, allowance) <= allowance) found.push(term)
+          const held = ++heldGrams[term.number]!
+          if (held === 1) met.push(term)
+          if (held === needed && term.holders > 0 && editDistance(word, term.text, allowance) <= allowance) found.push(term)
         }
       }
     }
-    for (const term of met) metTerms[term.number] = 0
+    for (const term of met) heldGrams[term.number] = 0
     return found
   }
 }
 
-/** Per term number: 1 where `near` has met it already (reset after each call). */
-let metTerms = new Uint8Array(1024)
+/** Per term number: how many of the word's chosen trigrams `near` has met it holding (reset after each call). */
+let heldGrams = new Uint8Array(1024)
 
 function paddedGramsOf(text: string): string[] {
   return trigramsOf(`\u0002${text}\u0003`)
