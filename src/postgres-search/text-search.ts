@@ -142,9 +142,9 @@ async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, ty
   const names = query.words.flatMap((word) => word.names)
   const everyWord = [...new Set(typed)]
   // Independent of each other: the typos' lookup, and the prefilter's share (only the every-word step reads it).
-  const [near, nearNames, filtered] = await Promise.all([
-    vocabularyNear(db, query.words.flatMap((word) => word.near).filter(({ form }) => fits(form)), 'tokens'),
-    vocabularyNear(db, query.words.flatMap((word) => word.nearNames).filter(({ form }) => fits(form)), 'names'),
+  const fitting = (forms: NearForm[]) => forms.filter(({ form }) => fits(form))
+  const [{ tokens: near, names: nearNames }, filtered] = await Promise.all([
+    vocabularyNear(db, { tokens: fitting(query.words.flatMap((word) => word.near)), names: fitting(query.words.flatMap((word) => word.nearNames)) }),
     everyWord.length > 1 ? plannedRows(db, side.rows(db, dialect, qualifiers), qualifiers) : null,
   ])
   const nearby = query.words.flatMap((word) => termsNear(word.near, near))
@@ -286,36 +286,40 @@ function oneEditAway(token: string): string[] {
 }
 
 /**
- * The indexed terms of `field` that may be typos of the near `forms` of typed words (`termsNear`
- * decides); a form matched exactly is looked up by key. A word of ASCII letters
+ * The indexed tokens and name words that may be typos of the near forms of typed words, each field's
+ * of its own (`termsNear` decides), in one statement; a form matched exactly is looked up by key. A word of ASCII letters
  * and digits allowed one edit has its ASCII typos listed and looked up by key, and the trigram
  * index of the tokens of other letters searched: the trigram index of every token read 5,000 terms
  * for a 5-letter prefix of a surname at 1,000,000 entities (17 ms idle), which share 2 of its 6
  * trigrams, more than an edit keeps. Other words ask the trigram index of every token.
  */
-async function vocabularyNear(db: Kysely<any>, forms: readonly NearForm[], field: 'tokens' | 'names'): Promise<string[]> {
-  if (forms.length === 0) return []
-  // Looked up by key: the forms matched exactly, and the listed typos of those allowed one edit.
-  const exact = forms.filter(({ allowance }) => allowance === 0).map(({ form }) => form)
-  const listed = forms.filter(({ form, allowance }) => allowance === 1 && ASCII_WORD.test(form)).map(({ form }) => form)
-  const fuzzy = forms.filter(({ allowance }) => allowance > 0)
-  // A margin below the bound, for pg_trgm's single-precision arithmetic.
-  const threshold = Math.max(TYPO_SIMILARITY, Math.min(1, ...fuzzy.map(typoSimilarity)) - 0.01)
-  return db.transaction().execute(async (transaction) => {
-    await sql`select set_config('pg_trgm.similarity_threshold', ${String(threshold)}, true)`.execute(transaction)
-    const searched = fuzzy.filter(({ form }) => !listed.includes(form)).map(({ form }) => sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term % ${form})`)
+async function vocabularyNear(db: Kysely<any>, forms: Record<'tokens' | 'names', readonly NearForm[]>): Promise<Record<'tokens' | 'names', string[]>> {
+  const fields = (['tokens', 'names'] as const).filter((field) => forms[field].length > 0)
+  if (fields.length === 0) return { tokens: [], names: [] }
+  const conditions = fields.flatMap((field) => {
+    // Looked up by key: the forms matched exactly, and the listed typos of those allowed one edit.
+    const exact = forms[field].filter(({ allowance }) => allowance === 0).map(({ form }) => form)
+    const listed = forms[field].filter(({ form, allowance }) => allowance === 1 && ASCII_WORD.test(form)).map(({ form }) => form)
+    const searched = forms[field].filter(({ form, allowance }) => allowance > 0 && !listed.includes(form)).map(({ form }) => sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term % ${form})`)
     // Names are folded to ASCII letters where they can be: no other names to search.
     const others = field === 'tokens' ? listed.map((token) => sql<SqlBool>`(${OTHER_TOKENS_WHERE} and term % ${token})`) : []
     const keyed = [...new Set([...exact, ...listed.flatMap(oneEditAway)])]
-    const keys = keyed.length === 0 ? [] : [sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term = any(${keyed}::text[]))`]
-    const rows = await transaction
-      .selectFrom(TERMS)
-      .select('term')
-      .where('holders', '>', 0)
-      .where(sql<SqlBool>`(${sql.join([...keys, ...others, ...searched], sql` or `)})`)
-      .execute()
-    return rows.map((row) => row.term as string)
+    return [...(keyed.length === 0 ? [] : [sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term = any(${keyed}::text[]))`]), ...others, ...searched]
   })
+  // A margin below the bound, for pg_trgm's single-precision arithmetic.
+  const fuzzy = fields.flatMap((field) => forms[field].filter(({ allowance }) => allowance > 0))
+  const threshold = Math.max(TYPO_SIMILARITY, Math.min(1, ...fuzzy.map(typoSimilarity)) - 0.01)
+  const rows = await db.transaction().execute(async (transaction) => {
+    await sql`select set_config('pg_trgm.similarity_threshold', ${String(threshold)}, true)`.execute(transaction)
+    return transaction
+      .selectFrom(TERMS)
+      .select(['field', 'term'])
+      .where('holders', '>', 0)
+      .where(sql<SqlBool>`(${sql.join(conditions, sql` or `)})`)
+      .execute()
+  })
+  const termsOf = (field: 'tokens' | 'names') => rows.filter((row) => row.field === TERM_FIELDS[field]).map((row) => row.term as string)
+  return { tokens: termsOf('tokens'), names: termsOf('names') }
 }
 
 /** BM25's statistics of a side's three fields, for the terms a query scores (a field the side has not: none held, of no length). */
