@@ -43,7 +43,7 @@ export interface IndexState {
   embedderId: string | null
 }
 
-/** A form of a query word that matches the tokens within `allowance` edits (Levenshtein's: a letter inserted, removed or replaced), as a near match. */
+/** A form of a query word that matches the tokens (or the name words) within `allowance` edits (Levenshtein's: a letter inserted, removed or replaced; 0, the form exactly), as a near match. */
 export interface NearForm {
   form: string
   allowance: 0 | 1 | 2

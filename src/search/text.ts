@@ -99,11 +99,11 @@ export function queryWord(token: string, names: string[] = [], typed?: string): 
   return { token, near, nearNames: asTyped > 0 ? [{ form: typed, allowance: asTyped }] : [], names }
 }
 
-/** `word` with each pair of adjacent letters swapped (`jonhson`: `ojnhson`, `jnohson`, `johnson`...), each once. */
+/** `word` with each pair of adjacent letters swapped (`jonhson`: `ojnhson`, `jnohson`, `johnson`...), where they differ. */
 function swapsOf(word: string): string[] {
-  const swaps = new Set<string>()
-  for (let at = 0; at + 1 < word.length; at++) if (word[at] !== word[at + 1]) swaps.add(word.slice(0, at) + word[at + 1] + word[at] + word.slice(at + 2))
-  return [...swaps]
+  const swaps: string[] = []
+  for (let at = 0; at + 1 < word.length; at++) if (word[at] !== word[at + 1]) swaps.push(word.slice(0, at) + word[at + 1] + word[at] + word.slice(at + 2))
+  return swaps
 }
 
 /** Whether `other` is within a near form's allowance of it. */
