@@ -99,10 +99,13 @@ export function queryWord(token: string, names: string[] = [], typed?: string): 
   return { token, near, nearNames: asTyped > 0 ? [{ form: typed, allowance: asTyped }] : [], names }
 }
 
-/** `word` with each pair of adjacent letters swapped (`jonhson`: `ojnhson`, `jnohson`, `johnson`...), where they differ. */
+/** `word` with each pair of adjacent letters swapped (`jonhson`: `ojnhson`, `jnohson`, `johnson`...), where they differ; letters as code points, never a surrogate's halves. */
 function swapsOf(word: string): string[] {
+  const letters = Array.from(word)
   const swaps: string[] = []
-  for (let at = 0; at + 1 < word.length; at++) if (word[at] !== word[at + 1]) swaps.push(word.slice(0, at) + word[at + 1] + word[at] + word.slice(at + 2))
+  for (let at = 0; at + 1 < letters.length; at++) {
+    if (letters[at] !== letters[at + 1]) swaps.push([...letters.slice(0, at), letters[at + 1], letters[at], ...letters.slice(at + 2)].join(''))
+  }
   return swaps
 }
 

@@ -117,6 +117,11 @@ for (const kind of searchIndexKinds) {
       expect((await ids('Roosevelt')).slice(0, 2).sort()).toEqual(['gt412364', 'r000429'])
     })
 
+    it('answers words of letters beyond 16 bits (their typos looked for too, their letters swapped whole)', async () => {
+      expect(await ids('𐌰𐌱𐌲𐌳')).toEqual([])
+      expect((await ids('𐌰𐌱𐌲𐌳 Jonhson')).slice(0, 7).sort()).toEqual(['j000116', 'j000160', 'j000170', 'j000293', 'j000299', 'j000301', 'j000310'])
+    })
+
     it('answers a word longer than anyone types (no typo allowance for it)', async () => {
       const long = 'x'.repeat(300)
       expect(await ids(long)).toEqual([])
@@ -386,6 +391,9 @@ describe('the typed words', () => {
     // A word search derives (a relative, a place's title) has its token's allowance alone.
     expect(queryWord('klobuch')).toEqual({ token: 'klobuch', near: [{ form: 'klobuch', allowance: 1 }], nearNames: [], names: [] })
     expect(queryWord('farm').near).toEqual([])
+    // Letters beyond 16 bits are swapped whole, never their surrogate halves.
+    const [gothic] = textQueryOf(parseGffs('𐌰𐌱𐌲', { allowFreeText: true }).text, nicknames).words
+    expect(gothic!.near.filter((form) => form.allowance === 0).map((form) => form.form)).toEqual(['𐌱𐌰𐌲', '𐌰𐌲𐌱'])
   })
 })
 
