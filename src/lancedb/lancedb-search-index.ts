@@ -347,6 +347,7 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
 
     async *scan() {
       const columns = ['id', ...CONTRACT_FIELDS.map((field) => CONTRACT_COLUMNS[field]), 'tokens', NAMES, 'vector']
+      let total: number | undefined = await entities.countRows()
       for await (const batch of entities.query().select(columns)) {
         const text = (name: string) => stringsOf(batch.getChild(name)!)
         const [ids, tokens, names] = [text('id'), text('tokens'), text(NAMES)]
@@ -357,7 +358,8 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
           for (const [field, column] of fields) if (column[row] !== null) values[field] = column[row]!
           return { id: id!, fields: values, tokens: wordsOf(tokens[row]!), names: wordsOf(names[row]!), vector: vectors.subarray(row * options.dimensions, (row + 1) * options.dimensions) }
         })
-        yield { entities: rows, withPassages: [] }
+        yield { entities: rows, withPassages: [], ...(total === undefined ? {} : { total }) }
+        total = undefined
       }
       const withPassages = new Set<string>()
       for await (const batch of passages.query().select(['id'])) for (const id of stringsOf(batch.getChild('id')!)) withPassages.add(id!)

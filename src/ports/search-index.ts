@@ -105,6 +105,8 @@ export interface ScannedBatch {
   entities: IndexedEntity[]
   /** Entities (of this batch or any other) that have passages. */
   withPassages: string[]
+  /** On the first batch, where the index knows it: how many entities the whole scan brings (an index in front makes room for them at once). */
+  total?: number
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { ContractField } from '../contract/fields.js'
 import type { IndexedEntity } from '../ports/search-index.js'
 import { GramPostings } from './gram-postings.js'
-import { Growable, growableFloat32, growableUint16, growableUint32, growableUint8, pushQuantized } from './growable.js'
+import { Growable, growableFloat32, growableUint16, growableUint32, growableUint8, PackedLists, pushQuantized } from './growable.js'
 import { TermDictionary } from './term-dictionary.js'
 
 /**
@@ -20,7 +20,8 @@ export class FieldColumn {
   /** Code to the slots that held it (dead ones too, until compaction). */
   readonly slots: Growable<Uint32Array>[] = [growableUint32()]
 
-  push(slot: number, value: string | undefined): void {
+  /** A slot's value; its slot is listed under its code unless a load lists them all at once (`index`). */
+  push(slot: number, value: string | undefined, listed: boolean): void {
     let code = value === undefined ? 0 : this.codeOf.get(value)
     if (code === undefined) {
       code = this.values.length
@@ -29,7 +30,18 @@ export class FieldColumn {
       this.slots.push(growableUint32())
     }
     this.codes.push(code)
-    this.slots[code]!.push(slot)
+    if (listed) this.slots[code]!.push(slot)
+  }
+
+  /** Lists each code's slots at once (`PackedLists`), those `alive` marks, after a load. */
+  index(alive: Uint8Array, slots: number): void {
+    const codes = this.codes.values
+    const sizes = new Uint32Array(this.values.length)
+    for (let slot = 0; slot < slots; slot++) if (alive[slot] === 1) sizes[codes[slot]!]!++
+    const packed = new PackedLists(sizes)
+    const listed = new Uint32Array(packed.total)
+    for (let slot = 0; slot < slots; slot++) if (alive[slot] === 1) listed[packed.next(codes[slot]!)] = slot
+    this.slots.forEach((_, code) => (this.slots[code] = growableUint32(packed.of(listed, code))))
   }
 }
 
@@ -76,10 +88,29 @@ export class Documents {
   readonly nameStatistics: LiveStatistics = { count: 0, totalLength: 0 }
   readonly gramStatistics: LiveStatistics = { count: 0, totalLength: 0 }
   dead = 0
+  /**
+   * While a load puts documents (`Documents.forLoad`), their postings wait for `loaded`, which makes
+   * them all at once at their size; it reads the names' term numbers kept here. Null otherwise.
+   */
+  private loading: { nameStarts: Growable<Uint32Array>; nameTerms: Growable<Uint32Array> } | null = null
 
   constructor(readonly dimensions: number) {
     this.tokenStarts.push(0)
     this.namesStarts.push(0)
+  }
+
+  /** Room for `count` more documents in the columns of one value a slot (`loaded` lets what is left go). */
+  reserve(count: number): void {
+    for (const column of [this.alive, this.tokenStarts, this.tokenLengths, this.nameLengths, this.namesStarts, this.vectorScales]) column.reserve(count)
+    for (const field of KEPT_FIELDS) this.fields[field].codes.reserve(count)
+    this.vectors.reserve(count * this.dimensions)
+  }
+
+  /** Documents to load: `put` them all, then `loaded` makes their postings (searched before, they match nothing). */
+  static forLoad(dimensions: number): Documents {
+    const documents = new Documents(dimensions)
+    documents.loading = { nameStarts: growableUint32(Uint32Array.of(0)), nameTerms: growableUint32() }
+    return documents
   }
 
   get live(): number {
@@ -93,17 +124,23 @@ export class Documents {
     this.ids.push(entity.id)
     this.slotOf.set(entity.id, slot)
     this.alive.push(1)
-    for (const field of KEPT_FIELDS) this.fields[field].push(slot, entity.fields[field])
-    this.tokens.add(slot, countsOf(entity.tokens))
-    for (const token of entity.tokens) this.tokenTerms.push(this.tokens.terms.get(token)!.number)
+    const { loading } = this
+    for (const field of KEPT_FIELDS) this.fields[field].push(slot, entity.fields[field], loading === null)
+    for (const token of entity.tokens) this.tokenTerms.push(this.tokens.termOf(token).number)
     this.tokenStarts.push(this.tokenTerms.length)
     this.tokenLengths.push(entity.tokens.length)
-    this.names.add(slot, countsOf(entity.names))
     this.nameLengths.push(entity.names.length)
     const text = entity.names.join(' ')
     for (let at = 0; at < text.length; at++) this.namesUnits.push(text.charCodeAt(at))
     this.namesStarts.push(this.namesUnits.length)
-    this.grams.add(slot, text)
+    if (loading === null) {
+      this.tokens.add(slot, countsOf(entity.tokens))
+      this.names.add(slot, countsOf(entity.names))
+      this.grams.add(slot, text)
+    } else {
+      for (const name of entity.names) loading.nameTerms.push(this.names.termOf(name).number)
+      loading.nameStarts.push(loading.nameTerms.length)
+    }
     this.count(slot, 1)
     this.vectorScales.push(pushQuantized(this.vectors, entity.vector, this.dimensions))
   }
@@ -114,9 +151,12 @@ export class Documents {
     this.slotOf.delete(id)
     this.alive.values[slot] = 0
     this.dead++
-    this.tokens.remove(countsOf(this.tokensOf(slot)))
-    this.names.remove(countsOf(this.namesOf(slot)))
-    this.grams.remove(this.namesTextOf(slot))
+    // While loading, no posting counts it yet.
+    if (this.loading === null) {
+      this.tokens.remove(countsOf(this.tokensOf(slot)))
+      this.names.remove(countsOf(this.namesOf(slot)))
+      this.grams.remove(this.namesTextOf(slot))
+    }
     this.count(slot, -1)
   }
 
@@ -146,16 +186,19 @@ export class Documents {
     return text
   }
 
-  /** Lets the columns' slack go (after a load: they grew by half again each time). */
-  trim(): void {
+  /** Ends a load (`forLoad`): the postings of every live slot made at once, and the columns' slack let go (they grew by half again each time). */
+  loaded(): void {
+    const { loading } = this
+    if (loading === null) return
+    this.loading = null
+    const slots = this.ids.length
+    const alive = this.alive.values
+    this.tokens.index({ starts: this.tokenStarts.values, terms: this.tokenTerms.values }, alive, slots)
+    this.names.index({ starts: loading.nameStarts.values, terms: loading.nameTerms.values }, alive, slots)
+    this.grams.index(this.namesUnits.values, this.namesStarts.values, alive, slots)
+    for (const field of KEPT_FIELDS) this.fields[field].index(alive, slots)
     for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.tokenLengths, this.nameLengths, this.namesUnits, this.namesStarts, this.vectors, this.vectorScales]) column.trim()
-    for (const field of KEPT_FIELDS) {
-      this.fields[field].codes.trim()
-      for (const slots of this.fields[field].slots) slots.trim()
-    }
-    this.tokens.trim()
-    this.names.trim()
-    this.grams.trim()
+    for (const field of KEPT_FIELDS) this.fields[field].codes.trim()
   }
 
   tokensOf(slot: number): string[] {

@@ -1,4 +1,4 @@
-import { type Growable, growableUint32 } from './growable.js'
+import { type Growable, growableUint32, PackedLists } from './growable.js'
 
 /** The documents whose names' text holds one trigram, and how many live ones do. */
 export interface GramHolders {
@@ -52,8 +52,31 @@ export class GramPostings {
     }
   }
 
-  trim(): void {
-    for (const holders of this.byKey.values()) holders.documents.trim()
+  /**
+   * Makes the postings at once (`PackedLists`) from the names' text of each slot `alive` marks, as
+   * UTF-16 units (slot s's from `starts[s]` to `starts[s + 1]`), for postings still empty (a load).
+   */
+  index(units: Uint16Array, starts: Uint32Array, alive: Uint8Array, slots: number): void {
+    const listOf = new Map<number, number>()
+    const sizes = growableUint32()
+    for (let slot = 0; slot < slots; slot++) {
+      if (alive[slot] !== 1) continue
+      for (const key of distinctKeysAmong(units, starts[slot]!, starts[slot + 1]!)) {
+        let list = listOf.get(key)
+        if (list === undefined) {
+          listOf.set(key, (list = sizes.length))
+          sizes.push(0)
+        }
+        sizes.values[list]!++
+      }
+    }
+    const packed = new PackedLists(sizes.values.subarray(0, sizes.length))
+    const documents = new Uint32Array(packed.total)
+    for (let slot = 0; slot < slots; slot++) {
+      if (alive[slot] !== 1) continue
+      for (const key of distinctKeysAmong(units, starts[slot]!, starts[slot + 1]!)) documents[packed.next(listOf.get(key)!)] = slot
+    }
+    for (const [key, list] of listOf) this.byKey.set(key, { documents: growableUint32(packed.of(documents, list)), holders: sizes.values[list]! })
   }
 
   remove(text: string): void {
@@ -82,12 +105,29 @@ function firstAtLeast(values: Uint32Array, length: number, from: number, wanted:
   return high
 }
 
-const seen = new Set<number>()
+/** Scratch for `distinctKeysAmong`: a text of n units has n - 2 trigrams. */
+let keys = new Float64Array(256)
 
-function distinctKeysOf(text: string): number[] {
-  seen.clear()
-  for (let at = 0; at + 3 <= text.length; at++) seen.add(gramKeyAt(text, at))
-  return [...seen]
+/** The distinct trigrams of `text`, ascending (a view of scratch that the next call overwrites). */
+function distinctKeysOf(text: string): Float64Array {
+  const units = new Uint16Array(text.length)
+  for (let at = 0; at < text.length; at++) units[at] = text.charCodeAt(at)
+  return distinctKeysAmong(units, 0, units.length)
+}
+
+/**
+ * The distinct trigrams of the units `from` to `to`, ascending (a view of scratch that the next call
+ * overwrites): sorted in place, where a set made anew for each of a load's million names was some
+ * 500 MB of garbage for the collector.
+ */
+function distinctKeysAmong(units: Uint16Array, from: number, to: number): Float64Array {
+  const count = Math.max(0, to - from - 2)
+  if (keys.length < count) keys = new Float64Array(count * 2)
+  for (let at = 0; at < count; at++) keys[at] = gramKeyOf(units[from + at]!, units[from + at + 1]!, units[from + at + 2]!)
+  const sorted = keys.subarray(0, count).sort()
+  let distinct = 0
+  for (let at = 0; at < count; at++) if (at === 0 || sorted[at] !== sorted[at - 1]) sorted[distinct++] = sorted[at]!
+  return sorted.subarray(0, distinct)
 }
 
 /** The trigram at `at` as a number: 21 bits for ASCII (a small integer), else the three units in 48 bits. */

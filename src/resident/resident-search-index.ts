@@ -41,7 +41,7 @@ export interface ResidentSearchIndexOptions {
  */
 export async function createResidentSearchIndex(options: ResidentSearchIndexOptions): Promise<SearchIndex> {
   const { behind, dimensions, exactVectorsUpTo = 60_000, onLoaded } = options
-  let documents = new Documents(dimensions)
+  let documents = Documents.forLoad(dimensions)
   /** The vectors' partitions, made once the documents are loaded (none without vectors). */
   let partitions: VectorPartitions | null = null
   const withPassages = new Set<string>()
@@ -88,10 +88,11 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
   async function load() {
     const started = performance.now()
     for await (const batch of behind.scan!()) {
+      if (batch.total !== undefined) documents.reserve(batch.total)
       for (const entity of batch.entities) documents.put(entity)
       for (const id of batch.withPassages) withPassages.add(id)
     }
-    documents.trim()
+    documents.loaded()
     const partitioned = performance.now()
     // An empty index has nothing to train on: the first write trains its partitions.
     if (dimensions > 0 && documents.live > 0) partitions = VectorPartitions.trained(documents)
@@ -172,7 +173,9 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
 
 /** The live documents made again in fresh columns: what dead slots held is let go. */
 function compacted(documents: Documents): Documents {
-  const fresh = new Documents(documents.dimensions)
+  const fresh = Documents.forLoad(documents.dimensions)
+  fresh.reserve(documents.live)
   for (let slot = 0; slot < documents.ids.length; slot++) if (documents.alive.values[slot] === 1) fresh.put(documents.entityAt(slot))
+  fresh.loaded()
   return fresh
 }

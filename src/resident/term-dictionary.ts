@@ -1,5 +1,5 @@
 import { editDistance, trigramsOf } from '../search/text.js'
-import { type Growable, growableUint32, growableUint8 } from './growable.js'
+import { type Growable, growableUint32, growableUint8, PackedLists } from './growable.js'
 
 /** One term of a field: the documents that hold it (dead ones too, until compaction) and how often. */
 export interface Term {
@@ -12,6 +12,12 @@ export interface Term {
   counts: Growable<Uint8Array>
   /** Live documents that hold it: BM25's document frequency. */
   holders: number
+}
+
+/** Each slot's term numbers, repeats counted: slot s's are `terms[starts[s] .. starts[s + 1]]`. */
+export interface ForwardTerms {
+  starts: Uint32Array
+  terms: Uint32Array
 }
 
 /**
@@ -56,10 +62,38 @@ export class TermDictionary {
     }
   }
 
-  trim(): void {
+  /**
+   * Makes every term's postings at once (`PackedLists`) from the terms of each slot `alive` marks,
+   * for a dictionary whose terms `termOf` made without postings (a load): those `add` would make.
+   */
+  index(forward: ForwardTerms, alive: Uint8Array, slots: number): void {
+    const { starts, terms } = forward
+    const occurrences = new Uint32Array(this.list.length)
+    const sizes = new Uint32Array(this.list.length)
+    for (let slot = 0; slot < slots; slot++) {
+      if (alive[slot] !== 1) continue
+      for (let at = starts[slot]!; at < starts[slot + 1]!; at++) if (occurrences[terms[at]!]!++ === 0) sizes[terms[at]!]!++
+      for (let at = starts[slot]!; at < starts[slot + 1]!; at++) occurrences[terms[at]!] = 0
+    }
+    const packed = new PackedLists(sizes)
+    const documents = new Uint32Array(packed.total)
+    const counts = new Uint8Array(packed.total)
+    for (let slot = 0; slot < slots; slot++) {
+      if (alive[slot] !== 1) continue
+      for (let at = starts[slot]!; at < starts[slot + 1]!; at++) occurrences[terms[at]!]!++
+      for (let at = starts[slot]!; at < starts[slot + 1]!; at++) {
+        const number = terms[at]!
+        if (occurrences[number] === 0) continue
+        const place = packed.next(number)
+        documents[place] = slot
+        counts[place] = Math.min(occurrences[number]!, 255)
+        occurrences[number] = 0
+      }
+    }
     for (const term of this.list) {
-      term.documents.trim()
-      term.counts.trim()
+      term.documents = growableUint32(packed.of(documents, term.number))
+      term.counts = growableUint8(packed.of(counts, term.number))
+      term.holders = sizes[term.number]!
     }
   }
 
