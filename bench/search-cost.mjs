@@ -207,6 +207,13 @@ async function cpuOf(server) {
   }
   return times
 }
+/** A process's resident memory now and at its peak (`/proc/<pid>/status`: VmRSS, VmHWM), in MB. */
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const mb = (field) => Math.round(Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)[1]) / 1024)
+  return `RSS ${mb('VmRSS')} MB, peak ${mb('VmHWM')} MB`
+}
+
 /** CPU microseconds between two `cpuOf`s: a process that began meanwhile counts from its start. */
 const cpuSince = (before, after) => [...after].reduce((sum, [pid, micros]) => sum + micros - (before.get(pid) ?? 0), 0)
 
@@ -282,7 +289,7 @@ try {
   for (const name of servers) {
     const started = performance.now()
     running[name] = await (name === 'floor' ? startServer(process.execPath, [join(ROOT, 'bench/servers/search-floor.mjs'), floorFile]) : startRegistry(name === 'registry'))
-    console.log(`${name}: ready in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+    console.log(`${name}: ready in ${((performance.now() - started) / 1000).toFixed(1)} s; ${memoryOf(running[name].pid)}`)
   }
   if (registry.schema !== undefined && running.registry !== undefined) {
     running.registry.database = new pg.Client({ connectionString: options.postgres })
@@ -316,6 +323,7 @@ try {
       console.log(`| ${{ registry: registry.label, disk: 'registry (LanceDB on disk alone)', floor: 'floor (FTS5)' }[row.server]} | ${row.connections} | ${row.rate.toFixed(1)}${answered} | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpu.toFixed(2)} ms | ${ratio} |`)
     }
   }
+  for (const [name, server] of Object.entries(running)) console.log(`${name}: after the measurements, ${memoryOf(server.pid)}`)
 } finally {
   for (const server of Object.values(running)) {
     server.stop()

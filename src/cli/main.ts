@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseInvocation } from './arguments.js'
 import type { Invocation } from './invocation.js'
+import { endWithParent, rerunWithMallocSettings, wantsMallocSettings } from './malloc-settings.js'
 import { UsageError } from './usage-error.js'
 import { packageVersion } from '../node/package-files.js'
 
@@ -38,6 +39,8 @@ async function run(invocation: Invocation): Promise<number> {
     case 'import':
       return (await commands()).importCommand(invocation.input, invocation.data, print, warn)
     case 'reindex':
+      if (wantsMallocSettings()) return rerunWithMallocSettings()
+      endWithParent()
       await (await commands()).reindexCommand(invocation.data, print, warn)
       return 0
     case 'keys create':
