@@ -1,7 +1,7 @@
 import type { ContractField } from '../contract/fields.js'
 import type { IndexedEntity } from '../ports/search-index.js'
 import { GramPostings } from './gram-postings.js'
-import { Growable, growableFloat32, growableUint16, growableUint32, growableUint8, PackedLists, pushQuantized } from './growable.js'
+import { Growable, growableFloat32, growableInt8, growableUint16, growableUint32, growableUint8, PackedLists, pushQuantized, quantizeInto } from './growable.js'
 import { TermDictionary } from './term-dictionary.js'
 
 /**
@@ -45,6 +45,12 @@ export class FieldColumn {
   }
 }
 
+/** What holds the vectors once the documents have handed them over (`Documents.handVectorsTo`). */
+export interface VectorHolder {
+  /** A slot's Int8 components, as a view valid until the holder's next write. */
+  vectorOf(slot: number): Int8Array
+}
+
 /** What BM25 reads of a field over the live documents (`FieldStatistics`, kept as documents come and go). */
 export interface LiveStatistics {
   count: number
@@ -81,7 +87,14 @@ export class Documents {
   readonly namesStarts = growableUint32()
   /** The trigrams of the joined names (spaces included, as `textScorer` reads them), each once a document. */
   readonly grams = new GramPostings()
-  readonly vectors = new Growable((length) => new Int8Array(length))
+  /**
+   * The vectors as Int8, by slot, until a holder takes them (`handVectorsTo`: the vectors' partitions,
+   * which keep them in their own order; both copies were 100 MB at 1,000,000 entities). From then on
+   * only the vector last put is kept here, for the holder to add.
+   */
+  private vectors = growableInt8()
+  private vectorHolder: VectorHolder | null = null
+  private readonly lastVector: { slot: number; components: Int8Array }
   /** Per slot: the Int8 components' scale, over the vector's norm (a dot product is then the cosine). */
   readonly vectorScales = growableFloat32()
   readonly tokenStatistics: LiveStatistics = { count: 0, totalLength: 0 }
@@ -97,13 +110,28 @@ export class Documents {
   constructor(readonly dimensions: number) {
     this.tokenStarts.push(0)
     this.namesStarts.push(0)
+    this.lastVector = { slot: -1, components: new Int8Array(dimensions) }
   }
 
   /** Room for `count` more documents in the columns of one value a slot (`loaded` lets what is left go). */
   reserve(count: number): void {
     for (const column of [this.alive, this.tokenStarts, this.tokenLengths, this.nameLengths, this.namesStarts, this.vectorScales]) column.reserve(count)
     for (const field of KEPT_FIELDS) this.fields[field].codes.reserve(count)
-    this.vectors.reserve(count * this.dimensions)
+    if (this.vectorHolder === null) this.vectors.reserve(count * this.dimensions)
+  }
+
+  /** A slot's Int8 components (times its scale, the vector at unit length), as a view valid until the next write. */
+  vectorOf(slot: number): Int8Array {
+    if (slot === this.lastVector.slot) return this.lastVector.components
+    if (this.vectorHolder !== null) return this.vectorHolder.vectorOf(slot)
+    return this.vectors.values.subarray(slot * this.dimensions, (slot + 1) * this.dimensions)
+  }
+
+  /** From now on `holder` keeps the vectors of every slot put so far, and adds each one put later. */
+  handVectorsTo(holder: VectorHolder): void {
+    this.vectorHolder = holder
+    this.vectors = growableInt8()
+    this.lastVector.slot = -1
   }
 
   /** Documents to load: `put` them all, then `loaded` makes their postings (searched before, they match nothing). */
@@ -142,7 +170,11 @@ export class Documents {
       loading.nameStarts.push(loading.nameTerms.length)
     }
     this.count(slot, 1)
-    this.vectorScales.push(pushQuantized(this.vectors, entity.vector, this.dimensions))
+    if (this.vectorHolder === null) this.vectorScales.push(pushQuantized(this.vectors, entity.vector, this.dimensions))
+    else {
+      this.lastVector.slot = slot
+      this.vectorScales.push(quantizeInto(entity.vector, this.dimensions, this.lastVector.components, 0))
+    }
   }
 
   remove(id: string): void {
@@ -168,7 +200,7 @@ export class Documents {
       if (value !== undefined) fields[field] = value
     }
     const scale = this.vectorScales.values[slot]!
-    const vector = Float32Array.from(this.vectors.values.subarray(slot * this.dimensions, (slot + 1) * this.dimensions), (component) => component * scale)
+    const vector = Float32Array.from(this.vectorOf(slot), (component) => component * scale)
     return { id: this.ids[slot]!, fields, tokens: this.tokensOf(slot), names: this.namesOf(slot), vector }
   }
 

@@ -41,6 +41,7 @@ export class Growable<T extends Numbers> {
   }
 }
 
+export const growableInt8 = () => new Growable((length) => new Int8Array(length))
 export const growableUint8 = (values?: Uint8Array) => new Growable((length) => new Uint8Array(length), values)
 export const growableUint16 = () => new Growable((length) => new Uint16Array(length))
 export const growableUint32 = (values?: Uint32Array) => new Growable((length) => new Uint32Array(length), values)

@@ -1,5 +1,5 @@
 import type { ScoredHit } from '../ports/search-index.js'
-import type { Documents } from './documents.js'
+import type { Documents, VectorHolder } from './documents.js'
 import { type DotProductsFrom, dotProductsOver } from './dot-products.js'
 import type { Prefilter } from './prefilter.js'
 import { quantizeInto } from './growable.js'
@@ -51,7 +51,7 @@ interface Gathered {
  * The memory layout: query, the scores a kernel call writes, the centroids, the vectors, then
  * (for `nearestAmong`) a prefilter's vectors gathered.
  */
-export class VectorPartitions {
+export class VectorPartitions implements VectorHolder {
   private readonly memory: WebAssembly.Memory
   private readonly dotsFrom: DotProductsFrom
   private bytes: Int8Array
@@ -133,6 +133,7 @@ export class VectorPartitions {
     partitions.end = start
     partitions.lengths.fill(0)
     live.forEach((slot, at) => partitions.place(nearest[at]!, slot))
+    documents.handVectorsTo(partitions)
     return partitions
   }
 
@@ -147,8 +148,8 @@ export class VectorPartitions {
     const random = () => (state = (state * 48271) % 2147483647) / 2147483647
     const sample = live.length <= count * SAMPLE_A_PARTITION ? live : Uint32Array.from({ length: count * SAMPLE_A_PARTITION }, () => live[Math.floor(random() * live.length)]!)
     const unitAt = (slot: number, into: Float32Array, at: number) => {
-      const scale = documents.vectorScales.values[slot]!
-      for (let component = 0; component < dimensions; component++) into[at + component]! += documents.vectors.values[slot * dimensions + component]! * scale
+      const [components, scale] = [documents.vectorOf(slot), documents.vectorScales.values[slot]!]
+      for (let component = 0; component < dimensions; component++) into[at + component]! += components[component]! * scale
     }
     // Seeds: the sample's first distinct vectors (by a hash of their components).
     const sums = new Float32Array(count * dimensions)
@@ -157,7 +158,8 @@ export class VectorPartitions {
     for (const slot of sample) {
       if (seeded === count) break
       let hash = 2166136261
-      for (let component = 0; component < dimensions; component++) hash = Math.imul(hash ^ (documents.vectors.values[slot * dimensions + component]! & 0xff), 16777619)
+      const components = documents.vectorOf(slot)
+      for (let component = 0; component < dimensions; component++) hash = Math.imul(hash ^ (components[component]! & 0xff), 16777619)
       if (seen.has(hash)) continue
       seen.add(hash)
       unitAt(slot, sums, seeded++ * dimensions)
@@ -303,11 +305,17 @@ export class VectorPartitions {
     }
   }
 
+  /** A placed slot's Int8 components, where they lie in memory (a view, valid until the memory grows). */
+  vectorOf(slot: number): Int8Array {
+    const from = this.vectorsAt + this.positionOf[slot]! * this.documents.dimensions
+    return this.bytes.subarray(from, from + this.documents.dimensions)
+  }
+
   /** The partition whose centroid is nearest a slot's vector (training reads it too, a round's centroids partitioned). */
   partitionOf(slot: number): number {
     const { dimensions } = this.documents
     this.bytes.fill(0, this.query, this.query + this.chunks * 16)
-    this.bytes.set(this.documents.vectors.values.subarray(slot * dimensions, (slot + 1) * dimensions), this.query)
+    this.bytes.set(this.documents.vectorOf(slot), this.query)
     const count = this.centroidScales.length
     this.dotsFrom(this.query, this.chunks, 0, count, this.scoresAt, this.centroidsAt, dimensions)
     return nearestOf(this.scores, this.centroidScales)
@@ -323,7 +331,7 @@ export class VectorPartitions {
     const position = this.starts[partition]! + this.lengths[partition]!++
     if (slot >= this.positionOf.length) this.positionOf = grown(this.positionOf, new Uint32Array(Math.max(slot + 1, Math.ceil(this.positionOf.length * 1.25))))
     this.positionOf[slot] = position
-    this.bytes.set(this.documents.vectors.values.subarray(slot * dimensions, (slot + 1) * dimensions), this.vectorsAt + position * dimensions)
+    this.bytes.set(this.documents.vectorOf(slot), this.vectorsAt + position * dimensions)
     this.slotAt[position] = slot
     this.scaleAt[position] = this.documents.vectorScales.values[slot]!
   }

@@ -44,13 +44,13 @@ export function allowedSlots(documents: Documents, prefilter: Prefilter, most: n
  */
 export function exactHits(documents: Documents, unit: Float32Array, slots: ArrayLike<number>, limit: number): ScoredHit[] {
   const { dimensions } = documents
-  const components = documents.vectors.values
   const scales = documents.vectorScales.values
   const top = new TopHits(limit, documents.ids)
   for (let position = 0; position < slots.length; position++) {
     const slot = slots[position]!
+    const components = documents.vectorOf(slot)
     let sum = 0
-    for (let at = 0, offset = slot * dimensions; at < dimensions; at++) sum += unit[at]! * components[offset + at]!
+    for (let at = 0; at < dimensions; at++) sum += unit[at]! * components[at]!
     top.offer(slot, sum * scales[slot]!)
   }
   return top.hits().map(({ id, score }) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))

@@ -52,3 +52,24 @@ describe('the nearest vectors among a prefilter\'s slots', () => {
     expect(hits.map((hit) => hit.score)).toEqual(exactHits(documents, unitOf(vector, DIMENSIONS), after, 10).map((hit) => hit.score))
   })
 })
+
+describe('the vectors the partitions take from the documents', () => {
+  it('are the documents\' own, read through the partitions: after training, writes, moves and training again', () => {
+    const vectorOf = vectorsFrom(5)
+    const documents = documentsOf(300, vectorOf)
+    const asPut = (slot: number) => documents.entityAt(slot).vector
+    const before = documents.ids.map((_, slot) => asPut(slot))
+    let partitions = VectorPartitions.trained(documents)
+    expect(documents.ids.map((_, slot) => asPut(slot))).toEqual(before)
+    // Past four times what they were trained for: each vector added to its partition (partitions moved when full), then trained again.
+    for (let n = 300; n < 1_300; n++) {
+      documents.put({ id: `w${n}`, fields: {}, tokens: [], names: [], vector: vectorOf() })
+      before.push(asPut(n))
+      partitions.add(n)
+    }
+    expect(documents.ids.map((_, slot) => asPut(slot))).toEqual(before)
+    partitions = VectorPartitions.trained(documents)
+    expect(documents.ids.map((_, slot) => asPut(slot))).toEqual(before)
+    expect(partitions.vectorOf(1_000)).toEqual(documents.vectorOf(1_000))
+  })
+})
