@@ -1,5 +1,6 @@
 import { createApiKeyAuthenticator } from '../auth/api-keys.js'
 import { createKeyManager } from '../auth/key-manager.js'
+import { exposedGarbageCollector } from './collect-after-crowds.js'
 import { bundledDemoFile, openData, type OpenedData } from './data-dir.js'
 import { openRateLimiter } from './rate-limit.js'
 import { storeKindOf } from '../kysely/index.js'
@@ -177,13 +178,20 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   // start, the only one) should not wait for. The index then follows the feed in the background;
   // search answers from it as it stands, with the lag in a header.
   let opening: Promise<SearchSetup | undefined> | undefined
+  const searchLoaded = ({ entities, milliseconds }: { entities: number; milliseconds: number }) => {
+    print(`search: ${entities} entities loaded in memory in ${(milliseconds / 1000).toFixed(1)} s`)
+    // What the load let go (its batches, and the vectors the partitions took over: 100 MB at
+    // 1,000,000 entities) is collected now, not whenever V8 gets to it: the RSS after a load is then
+    // what the index keeps (bench/README.md, session 56).
+    exposedGarbageCollector()?.()
+  }
   const openSearchOnce = () =>
     (opening ??= (openedInDatabase
       ? Promise.resolve(openedInDatabase)
       : import('./search-setup.js').then(({ openSearch, searchLocation, searchOptionsOf }) =>
           openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), {
             ...searchOptionsOf(options, data.blobs, warn),
-            ...(options.searchInMemory === false ? {} : { inMemory: ({ entities, milliseconds }) => print(`search: ${entities} entities loaded in memory in ${(milliseconds / 1000).toFixed(1)} s`) }),
+            ...(options.searchInMemory === false ? {} : { inMemory: searchLoaded }),
           }),
         )
     )
