@@ -25,7 +25,7 @@ export function wantsMallocSettings(environment: NodeJS.ProcessEnv = process.env
 }
 
 /** The glibc this process runs on, or null (another system, or musl). */
-function glibcVersion(): string | null {
+export function glibcVersion(): string | null {
   if (process.platform !== 'linux') return null
   return (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime ?? null
 }

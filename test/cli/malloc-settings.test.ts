@@ -3,10 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { MALLOC_SETTINGS, wantsMallocSettings } from '../../src/cli/malloc-settings.js'
+import { glibcVersion, MALLOC_SETTINGS, wantsMallocSettings } from '../../src/cli/malloc-settings.js'
 import { CLI } from '../support/cli.js'
 
-const glibc = (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime
 
 describe("reindex's malloc settings", () => {
   it('apply on glibc alone, and never over settings of the operator', () => {
@@ -18,7 +17,7 @@ describe("reindex's malloc settings", () => {
     expect(wantsMallocSettings({ ENTITY_REGISTRY_MALLOC_RERUN: '1' }, '2.36')).toBe(false)
   })
 
-  describe.runIf(glibc !== undefined)('on this glibc machine', () => {
+  describe.runIf(glibcVersion() !== null)('on this glibc machine', () => {
     const data = mkdtempSync(join(tmpdir(), 'er-malloc-'))
     // Enough entities that reindex takes seconds: a test's kill lands while it works.
     beforeAll(() => {
