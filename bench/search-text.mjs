@@ -3,9 +3,11 @@
 // given names' nickname forms, the words' relatives where they apply), captured by running each
 // query through `createSearch` once over the resident index, then replayed one at a time:
 //   node bench/search-text.mjs [--entities 1000000] [--queries 100] [--sets title,prefilter,name,common]
-//     [--dist DIR] [--profile PREFIX] [--results FILE]
+//     [--dist DIR] [--baseline DIR] [--profile PREFIX] [--results FILE]
 // after `npm run build` and a first run of search-cost.mjs (which builds the data it reads).
 // `--dist` ranks with another build (a checkout's dist/, for a before/after in one sitting);
+// `--baseline` loads a second build's index too and replays each call on both, the order swapped
+// call by call, so that the machine's drift falls on both alike;
 // `--profile` writes a CPU profile of each set's replay to PREFIX-<set>.cpuprofile (read it with
 // profile-top.mjs); `--results` writes every call's hits (ids, scores, matched words) as JSON, to
 // compare two builds' answers with `cmp`.
@@ -22,6 +24,7 @@ const { values: options } = parseArgs({
     queries: { type: 'string', default: '100' },
     sets: { type: 'string', default: 'title,prefilter,name,common' },
     dist: { type: 'string', default: join(ROOT, 'dist') },
+    baseline: { type: 'string' },
     profile: { type: 'string' },
     results: { type: 'string' },
   },
@@ -31,6 +34,8 @@ const SET_NAMES = { title: 'title words', prefilter: 'title words, 2% prefilter'
 const { createSearch, parseGffs, embedder, store, resident, entities, milliseconds, nicknames, relatives } = await openCatalogSearch(total, options.dist)
 const loadAverage = () => loadavg().map((load) => load.toFixed(2)).join(', ')
 console.log(`${options.dist}: machine ${machine()}; ${entities.toLocaleString('en')} entities loaded in ${(milliseconds / 1000).toFixed(1)} s; load average ${loadAverage()}`)
+const baseline = options.baseline === undefined ? null : await openCatalogSearch(total, options.baseline)
+if (baseline !== null) console.log(`baseline ${options.baseline}: loaded in ${(baseline.milliseconds / 1000).toFixed(1)} s`)
 
 // What search asks full text, query by query: captured through an index that records its calls.
 let calls = []
@@ -48,7 +53,18 @@ session.connect()
 const post = (method, params) => new Promise((done, fail) => session.post(method, params, (error, result) => (error ? fail(error) : done(result))))
 
 const answers = {}
-console.log('\n| set | text queries | CPU a query: median | p90 | mean | hits a query |\n|---|---|---|---|---|---|')
+console.log(`\n| set | text queries | CPU a query: median | p90 | mean | hits a query |${baseline === null ? '' : ' baseline: median | p90 | mean |'}\n|---|---|---|---|---|---|${baseline === null ? '' : '---|---|---|'}`)
+const summary = (cpu) => {
+  const sorted = [...cpu].sort((a, b) => a - b)
+  const mean = cpu.reduce((sum, each) => sum + each, 0) / cpu.length
+  return `${quantile(sorted, 0.5).toFixed(2)} ms | ${quantile(sorted, 0.9).toFixed(2)} ms | ${mean.toFixed(2)} ms`
+}
+/** One call's CPU on `index`, and what it found. */
+const timed = async (index, call) => {
+  const before = cpuMillis()
+  const found = await index.fullText(...call)
+  return { spent: cpuMillis() - before, found }
+}
 for (const short of options.sets.split(',')) {
   const name = SET_NAMES[short]
   calls = []
@@ -60,19 +76,20 @@ for (const short of options.sets.split(',')) {
   // Replayed one at a time: the warm-up queries' calls untimed, then each measured call.
   const captured = calls
   const cpu = []
+  const baselineCpu = []
   const hits = []
   for (const [at, call] of captured.entries()) {
-    const before = cpuMillis()
-    const found = await resident.fullText(...call)
-    const spent = cpuMillis() - before
+    const baselineFirst = baseline !== null && at % 2 === 1
+    if (baselineFirst) baselineCpu.push((await timed(baseline.resident, call)).spent)
+    const { spent, found } = await timed(resident, call)
+    if (baseline !== null && !baselineFirst) baselineCpu.push((await timed(baseline.resident, call)).spent)
     if (at < warmUpCalls) continue
     cpu.push(spent)
     hits.push(found)
   }
   answers[name] = hits
-  const sorted = [...cpu].sort((a, b) => a - b)
-  const mean = cpu.reduce((sum, each) => sum + each, 0) / cpu.length
-  console.log(`| ${name} | ${cpu.length} | ${quantile(sorted, 0.5).toFixed(2)} ms | ${quantile(sorted, 0.9).toFixed(2)} ms | ${mean.toFixed(2)} ms | ${(hits.reduce((sum, each) => sum + each.length, 0) / hits.length).toFixed(1)} |`)
+  const baselineColumns = baseline === null ? '' : ` ${summary(baselineCpu.slice(warmUpCalls))} |`
+  console.log(`| ${name} | ${cpu.length} | ${summary(cpu)} | ${(hits.reduce((sum, each) => sum + each.length, 0) / hits.length).toFixed(1)} |${baselineColumns}`)
   if (options.profile !== undefined) {
     await post('Profiler.enable')
     await post('Profiler.setSamplingInterval', { interval: 200 })
@@ -84,5 +101,7 @@ for (const short of options.sets.split(',')) {
 }
 console.log(`\nload average after: ${loadAverage()}`)
 if (options.results !== undefined) writeFileSync(options.results, JSON.stringify(answers))
-await resident.close()
-await store.close()
+for (const opened of [{ resident, store }, baseline].filter((each) => each !== null)) {
+  await opened.resident.close()
+  await opened.store.close()
+}

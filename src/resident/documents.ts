@@ -77,6 +77,8 @@ export class Documents {
   /** Each slot's number of tokens (what `tokenStarts` gives too): the postings loops read one column a slot. */
   readonly tokenLengths = growableUint32()
   readonly nameLengths = growableUint32()
+  /** One bit a slot, 1 where it has names (a pruned query reads it for every posting it passes over: it stays in the processor's cache). */
+  readonly namedSlots = growableUint32()
   /**
    * The names joined by spaces ('' without names), as `textScorer` reads them for trigram scores: their
    * UTF-16 units one slot after another, slot s's from `namesStarts[s]` to `namesStarts[s + 1]`. A name
@@ -117,6 +119,7 @@ export class Documents {
   reserve(count: number): void {
     for (const column of [this.alive, this.tokenStarts, this.tokenLengths, this.nameLengths, this.namesStarts, this.vectorScales]) column.reserve(count)
     for (const field of KEPT_FIELDS) this.fields[field].codes.reserve(count)
+    this.namedSlots.reserve(Math.ceil(count / 32))
     if (this.vectorHolder === null) this.vectors.reserve(count * this.dimensions)
   }
 
@@ -158,12 +161,14 @@ export class Documents {
     this.tokenStarts.push(this.tokenTerms.length)
     this.tokenLengths.push(entity.tokens.length)
     this.nameLengths.push(entity.names.length)
+    if ((slot & 31) === 0) this.namedSlots.push(0)
+    if (entity.names.length > 0) this.namedSlots.values[slot >>> 5]! |= 1 << (slot & 31)
     const text = entity.names.join(' ')
     for (let at = 0; at < text.length; at++) this.namesUnits.push(text.charCodeAt(at))
     this.namesStarts.push(this.namesUnits.length)
     if (loading === null) {
-      this.tokens.add(slot, countsOf(entity.tokens))
-      this.names.add(slot, countsOf(entity.names))
+      this.tokens.add(slot, countsOf(entity.tokens), entity.tokens.length)
+      this.names.add(slot, countsOf(entity.names), entity.names.length)
       this.grams.add(slot, text)
     } else {
       for (const name of entity.names) loading.nameTerms.push(this.names.termOf(name).number)
@@ -229,7 +234,7 @@ export class Documents {
     this.names.index({ starts: loading.nameStarts.values, terms: loading.nameTerms.values }, alive, slots)
     this.grams.index(this.namesUnits.values, this.namesStarts.values, alive, slots)
     for (const field of KEPT_FIELDS) this.fields[field].index(alive, slots)
-    for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.tokenLengths, this.nameLengths, this.namesUnits, this.namesStarts, this.vectors, this.vectorScales]) column.trim()
+    for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.tokenLengths, this.nameLengths, this.namedSlots, this.namesUnits, this.namesStarts, this.vectors, this.vectorScales]) column.trim()
     for (const field of KEPT_FIELDS) this.fields[field].codes.trim()
   }
 

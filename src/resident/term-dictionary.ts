@@ -12,6 +12,12 @@ export interface Term {
   counts: Growable<Uint8Array>
   /** Live documents that hold it: BM25's document frequency. */
   holders: number
+  /**
+   * The most occurrences, and the fewest terms in the field, of the documents listed (dead ones
+   * too): BM25 grows with the one and falls with the other, so together they bound the term's score.
+   */
+  mostCount: number
+  leastLength: number
 }
 
 /** Each slot's term numbers, repeats counted: slot s's are `terms[starts[s] .. starts[s + 1]]`. */
@@ -39,7 +45,7 @@ export class TermDictionary {
   termOf(text: string): Term {
     let term = this.terms.get(text)
     if (term === undefined) {
-      term = { text, number: this.list.length, documents: growableUint32(), counts: growableUint8(), holders: 0 }
+      term = { text, number: this.list.length, documents: growableUint32(), counts: growableUint8(), holders: 0, mostCount: 0, leastLength: Infinity }
       this.terms.set(text, term)
       this.list.push(term)
       for (const gram of new Set(paddedGramsOf(text))) {
@@ -52,13 +58,14 @@ export class TermDictionary {
     return term
   }
 
-  /** Adds a document's terms (each with its count) to the postings; slots come in ascending order. */
-  add(slot: number, counts: ReadonlyMap<string, number>): void {
+  /** Adds a document's terms (each with its count; `length` terms in all) to the postings; slots come in ascending order. */
+  add(slot: number, counts: ReadonlyMap<string, number>, length: number): void {
     for (const [text, count] of counts) {
       const term = this.termOf(text)
       term.documents.push(slot)
       term.counts.push(Math.min(count, 255))
       term.holders++
+      listed(term, Math.min(count, 255), length)
     }
   }
 
@@ -87,6 +94,7 @@ export class TermDictionary {
         const place = packed.next(number)
         documents[place] = slot
         counts[place] = Math.min(occurrences[number]!, 255)
+        listed(this.list[number]!, counts[place]!, starts[slot + 1]! - starts[slot]!)
         occurrences[number] = 0
       }
     }
@@ -134,6 +142,12 @@ export class TermDictionary {
     for (const term of met) heldGrams[term.number] = 0
     return found
   }
+}
+
+/** What `term`'s bound on BM25 keeps of a document listed in its postings. */
+function listed(term: Term, count: number, length: number): void {
+  if (count > term.mostCount) term.mostCount = count
+  if (length < term.leastLength) term.leastLength = length
 }
 
 /** Per term number: how many of the word's chosen trigrams `near` has met it holding (reset after each call). */

@@ -22,6 +22,8 @@ class Scratch {
   heldWeights = new Float64Array(0)
   /** Per slot: 1 where a selective prefilter keeps it, for one query (zeroed after). */
   admitted = new Uint8Array(0)
+  /** One bit a slot: a pruned query's candidates (`Pruning`), 125 KB at 1,000,000 slots (cleared by each). */
+  candidates = new Uint32Array(0)
   touched = growableUint32()
   nearTouched = growableUint32()
   /** Slots listed for one step (those holding a name's trigrams, those whose names to read). */
@@ -43,6 +45,7 @@ class Scratch {
     this.heldGrams = new Uint16Array(size)
     this.heldWeights = new Float64Array(size)
     this.admitted = new Uint8Array(size)
+    this.candidates = new Uint32Array(Math.ceil(size / 32))
   }
 }
 
@@ -51,7 +54,9 @@ const scratch = new Scratch()
 /**
  * Full text over the resident documents, scored exactly as `textScorer` scores an entity (the memory
  * index's reference), a term at a time: each matching term's postings add its BM25 to the slots that
- * hold it, so a query costs the postings of its terms, not a scan of the documents. The typed word's
+ * hold it, so a query costs the postings of its terms, not a scan of the documents; a common word's
+ * postings, once rarer words' slots are sure to score above all it adds, only for those slots and the
+ * named ones (`Pruning`). The typed word's
  * near terms (typos) are found in the dictionary, the names holding all of a typed name's trigrams
  * by intersecting the trigrams' postings. The shared trigrams' scores are added to the slots that
  * matched a word, each slot's names read once for all the typed trigrams (`TypedGrams`), except where
@@ -67,7 +72,6 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
   const tokenField = statisticsOf(documents.tokenStatistics, (term) => documents.tokens.terms.get(term)?.holders ?? 0)
   const nameField = statisticsOf(documents.nameStatistics, (term) => documents.names.terms.get(term)?.holders ?? 0)
   const gramField = statisticsOf(documents.gramStatistics, (gram) => documents.grams.of(gram)?.holders ?? 0)
-  const tokenLengths = documents.tokenLengths.values
   const nameLengths = documents.nameLengths.values
   const namesUnits = documents.namesUnits.values
   const namesStarts = documents.namesStarts.values
@@ -79,19 +83,12 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     // Phrases: every one must be held; the slots that hold them all, with their phrases' scores.
     const phrased = query.phrases.length > 0 ? phraseScores(documents, query.phrases, tokenField, allowed) : null
 
-    query.words.forEach((word, position) => {
-      const bit = 1 << position
-      const exact = documents.tokens.terms.get(word.token)
-      if (exact !== undefined) addPostings(exact, tokenField, tokenLengths, bit, admitted, MATCH_WEIGHTS.word)
-      for (const form of word.near) addNearest(nearTerms(documents.tokens, form), tokenField, tokenLengths, bit)
-      for (const form of word.nearNames) addNearest(nearTerms(documents.names, form), nameField, nameLengths, bit)
-      for (const name of word.names) {
-        const term = documents.names.terms.get(name)
-        if (term !== undefined) addPostings(term, nameField, nameLengths, bit, admitted, MATCH_WEIGHTS.name)
-        // A part of a name: the names holding all its trigrams match the word (their trigram scores come below).
-        if (name.length >= 3) markHoldingGrams(name, bit)
-      }
-    })
+    const steps = scoringSteps(documents, query, tokenField, nameField)
+    const pruning = phrased === null ? pruningOf(steps, admitted, documents.namedSlots.values, limit) : null
+    for (const step of steps) {
+      if (step.kind === 'grams') markHoldingGrams(step.name, step.bit)
+      else addStep(step, admitted, pruning?.pruned.has(step) === true ? pruning : null)
+    }
 
     /** The slots whose names' text holds every trigram of `name`, from the trigrams' postings. */
     function markHoldingGrams(name: string, bit: number) {
@@ -102,18 +99,6 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
         if (!allowed(slot)) continue
         if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
         masks[slot]! |= bit
-      }
-    }
-
-    /** A typo's score: the best of the near terms a slot holds (the word itself included), at half weight. */
-    function addNearest(terms: readonly Term[], field: FieldStatistics, lengths: Uint32Array, bit: number) {
-      const { nearest, nearTouched } = scratch
-      nearTouched.length = 0
-      for (const term of terms) addPostings(term, field, lengths, bit, admitted, KEEP_THE_BEST)
-      for (let at = 0; at < nearTouched.length; at++) {
-        const slot = nearTouched.values[at]!
-        scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot]!
-        nearest[slot] = 0
       }
     }
 
@@ -205,19 +190,154 @@ function leastOfBest(touched: Growable<Uint32Array>, scores: Float64Array, phras
 const KEEP_THE_BEST = -1
 
 /**
+ * One step of a query's scores, in the order they are added (the order fixes every score's last
+ * bit): the postings of `terms` added at `weight` (one term), or with `KEEP_THE_BEST` the best of
+ * several near terms (typos) at `MATCH_WEIGHTS.nearWord`; or the slots whose names hold every
+ * trigram of a part of a name, marked as matching the word (their trigram scores come after).
+ */
+type ScoringStep =
+  | { kind: 'postings'; terms: readonly Term[]; field: FieldStatistics; lengths: Uint32Array; bit: number; weight: number }
+  | { kind: 'grams'; name: string; bit: number }
+type PostingsStep = Extract<ScoringStep, { kind: 'postings' }>
+
+function scoringSteps(documents: Documents, query: TextQuery, tokenField: FieldStatistics, nameField: FieldStatistics): ScoringStep[] {
+  const tokenLengths = documents.tokenLengths.values
+  const nameLengths = documents.nameLengths.values
+  const steps: ScoringStep[] = []
+  const postings = (terms: readonly Term[], field: FieldStatistics, lengths: Uint32Array, bit: number, weight: number) => steps.push({ kind: 'postings', terms, field, lengths, bit, weight })
+  query.words.forEach((word, position) => {
+    const bit = 1 << position
+    const exact = documents.tokens.terms.get(word.token)
+    if (exact !== undefined) postings([exact], tokenField, tokenLengths, bit, MATCH_WEIGHTS.word)
+    for (const form of word.near) postings(nearTerms(documents.tokens, form), tokenField, tokenLengths, bit, KEEP_THE_BEST)
+    for (const form of word.nearNames) postings(nearTerms(documents.names, form), nameField, nameLengths, bit, KEEP_THE_BEST)
+    for (const name of word.names) {
+      const term = documents.names.terms.get(name)
+      if (term !== undefined) postings([term], nameField, nameLengths, bit, MATCH_WEIGHTS.name)
+      // A part of a name: the names holding all its trigrams match the word (their trigram scores come later).
+      if (name.length >= 3) steps.push({ kind: 'grams', name, bit })
+    }
+  })
+  return steps
+}
+
+/** A postings step's scores added, over every admitted slot, or with `pruning` over those it walks (`Pruning`). */
+function addStep(step: PostingsStep, admitted: AdmittedSlots, pruning: Pruning | null): void {
+  const { scores, nearest, nearTouched } = scratch
+  const { terms, field, lengths, bit, weight } = step
+  if (weight !== KEEP_THE_BEST) {
+    for (const term of terms) addPostings(term, field, lengths, bit, admitted, weight, pruning)
+    return
+  }
+  nearTouched.length = 0
+  for (const term of terms) addPostings(term, field, lengths, bit, admitted, KEEP_THE_BEST, pruning)
+  for (let at = 0; at < nearTouched.length; at++) {
+    const slot = nearTouched.values[at]!
+    scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot]!
+    nearest[slot] = 0
+  }
+}
+
+/**
+ * The most a postings step adds to a slot's score: a term's BM25 grows with its count and falls with
+ * the field's length, so its most occurrences at its fewest terms bound it (in exact arithmetic).
+ */
+function mostAddedBy({ terms, field, weight }: PostingsStep): number {
+  let most = 0
+  for (const term of terms) most = Math.max(most, bm25(field, term.mostCount, term.leastLength, idf(field, term.holders)))
+  return (weight === KEEP_THE_BEST ? MATCH_WEIGHTS.nearWord : weight) * most
+}
+
+/**
+ * The postings of common words walked for a few slots alone, as MaxScore prunes (Turtle and Flood):
+ * once some slots hold `limit` scores above all that the steps in `pruned` can add together, a slot
+ * that only those list cannot be among the best `limit`, unless its names' trigrams add to it (their
+ * scores are not bounded here). So the pruned steps score only the candidates (`candidates`, a bit a
+ * slot: the slots of the other steps) and the slots with names (`named`, a bit a slot); what they list
+ * apart is passed over at two bits read from arrays that stay in the processor's cache, where scoring
+ * it reads four columns a slot from memory.
+ */
+interface Pruning {
+  pruned: ReadonlySet<ScoringStep>
+  candidates: Uint32Array
+  named: Uint32Array
+}
+
+/**
+ * The most postings the smallest steps may hold, as a share of the query's, to find the scores to
+ * beat: they are walked twice (once here, in order of size, then in the steps' own order).
+ */
+const MOST_WALKED_TWICE = 1 / 4
+/** Marking a posting's slot as a candidate costs about this share of scoring it. */
+const MARKING_COST = 1 / 8
+
+/**
+ * How the query's steps are pruned (`Pruning`), or null when they cannot be (nor should be). The
+ * smallest steps, up to `MOST_WALKED_TWICE` of the postings, are walked (in this scratch, cleared
+ * after); the `limit`-th best of their slots' scores is the score to beat, and the steps left that
+ * add least, as many as add less than it together, are pruned. The slots of every other step are
+ * candidates: those of the steps walked here, and those of the rest, marked from their postings.
+ * Not with phrases, which a slot must all hold (the caller's).
+ */
+function pruningOf(steps: readonly ScoringStep[], admitted: AdmittedSlots, named: Uint32Array, limit: number): Pruning | null {
+  const { scores, masks, touched } = scratch
+  const bySize = steps
+    .filter((step): step is PostingsStep => step.kind === 'postings')
+    .map((step) => ({ step, size: step.terms.reduce((sum, term) => sum + term.documents.length, 0) }))
+    .sort((a, b) => a.size - b.size)
+  const postings = bySize.reduce((sum, { size }) => sum + size, 0)
+  let walked = 0
+  let small = 0
+  for (; small < bySize.length && walked + bySize[small]!.size <= MOST_WALKED_TWICE * postings; small++) walked += bySize[small]!.size
+  if (small === 0 || small === bySize.length) return null
+  touched.length = 0
+  for (const { step } of bySize.slice(0, small)) addStep(step, admitted, null)
+  const least = leastOfBest(touched, scores, null, limit)
+  const listed = Uint32Array.from(touched.values.subarray(0, touched.length))
+  for (const slot of listed) {
+    scores[slot] = 0
+    masks[slot] = 0
+  }
+  touched.length = 0
+  // The steps left, those that add least first: pruned while all they add together stays below the
+  // score to beat (each side's sums are rounded in their own order: the bound is kept clear of both).
+  const left = bySize.slice(small).map((entry) => ({ ...entry, mostAdded: mostAddedBy(entry.step) }))
+  left.sort((a, b) => a.mostAdded - b.mostAdded)
+  let pruned = 0
+  for (let mostAdded = 0; pruned < left.length && ROUNDING_ALLOWANCE * (mostAdded + left[pruned]!.mostAdded) < least / ROUNDING_ALLOWANCE; pruned++) mostAdded += left[pruned]!.mostAdded
+  const prunedPostings = left.slice(0, pruned).reduce((sum, { size }) => sum + size, 0)
+  const marked = left.slice(pruned)
+  if (prunedPostings === 0 || prunedPostings < MARKING_COST * marked.reduce((sum, { size }) => sum + size, 0)) return null
+  const { candidates } = scratch
+  candidates.fill(0)
+  for (const slot of listed) candidates[slot >>> 5]! |= 1 << (slot & 31)
+  for (const { step } of marked) {
+    for (const term of step.terms) {
+      const holders = term.documents.values
+      for (let at = 0; at < term.documents.length; at++) candidates[holders[at]! >>> 5]! |= 1 << (holders[at]! & 31)
+    }
+  }
+  return { pruned: new Set(left.slice(0, pruned).map(({ step }) => step)), candidates, named }
+}
+
+/**
  * Each admitted slot holding `term`, marked as matching the word `bit`, given the term's BM25 there
  * (`lengths`: the field's length in each slot): added to its score at `weight`, or with
- * `KEEP_THE_BEST` kept in `nearest` where it is the best so far. Most of a query's work is this loop:
- * it calls nothing a slot but `bm25` (and a broad prefilter's test).
+ * `KEEP_THE_BEST` kept in `nearest` where it is the best so far; with `pruning`, only the slots it
+ * walks. Most of a query's work is this loop: it calls nothing a slot but `bm25` (and a broad
+ * prefilter's test).
  */
-function addPostings(term: Term, field: FieldStatistics, lengths: Uint32Array, bit: number, admitted: AdmittedSlots, weight: number): void {
+function addPostings(term: Term, field: FieldStatistics, lengths: Uint32Array, bit: number, admitted: AdmittedSlots, weight: number, pruning: Pruning | null): void {
   const { scores, masks, touched, nearest, nearTouched } = scratch
   const { marks, broad } = admitted
+  const candidates = pruning?.candidates ?? null
+  const named = pruning?.named ?? null
   const termIdf = idf(field, term.holders)
   const holders = term.documents.values
   const counts = term.counts.values
   for (let at = 0, length = term.documents.length; at < length; at++) {
     const slot = holders[at]!
+    if (candidates !== null && ((candidates[slot >>> 5]! | named![slot >>> 5]!) & (1 << (slot & 31))) === 0) continue
     if (marks[slot] !== 1 || (broad !== null && !broad.allows(slot))) continue
     if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
     masks[slot]! |= bit

@@ -62,6 +62,41 @@ describe("the resident index's documents, loaded", () => {
       loaded.remove(id)
     }
     expect(postingsOf(loaded)).toEqual(postingsOf(oneByOne))
+    for (const documents of [loaded, oneByOne]) expectBoundsHold(documents)
+    expect(namedSlotsOf(loaded)).toEqual(namedSlotsOf(oneByOne))
     expect(loaded.entityAt(loaded.slotOf.get('e3')!)).toEqual(oneByOne.entityAt(oneByOne.slotOf.get('e3')!))
+  })
+})
+
+/**
+ * Each term's bound on its BM25 (`mostCount`, `leastLength`) holds for every live posting, and is
+ * reached by one of its postings (dead ones too): it is the postings' own, not a looser one.
+ */
+function expectBoundsHold(documents: Documents) {
+  for (const [dictionary, lengths] of [
+    [documents.tokens, documents.tokenLengths.values],
+    [documents.names, documents.nameLengths.values],
+  ] as const) {
+    for (const term of dictionary.terms.values()) {
+      const slots = Array.from(term.documents.values.subarray(0, term.documents.length))
+      const counts = Array.from(term.counts.values.subarray(0, term.documents.length))
+      if (slots.length === 0) continue
+      expect(Math.max(...counts), term.text).toBe(term.mostCount)
+      expect(Math.min(...slots.map((slot) => lengths[slot]!)), term.text).toBe(term.leastLength)
+    }
+  }
+}
+
+/** The slots whose bit says they have names. */
+function namedSlotsOf(documents: Documents): number[] {
+  return documents.ids.map((_, slot) => slot).filter((slot) => (documents.namedSlots.values[slot >>> 5]! & (1 << (slot & 31))) !== 0)
+}
+
+describe("the resident index's documents, their names' bits", () => {
+  it('mark the slots that have names, and those alone', () => {
+    const documents = new Documents(4)
+    const all = entities(200)
+    for (const entity of all) documents.put(entity)
+    expect(namedSlotsOf(documents)).toEqual(all.flatMap((entity, slot) => (entity.names.length > 0 ? [slot] : [])))
   })
 })

@@ -225,18 +225,22 @@ describe("the resident index's full text, the best few of many", () => {
 })
 
 describe("the resident index's full text, pruned against ranking everything", () => {
-  it('gives the same best `limit` as ranking every match, over random documents of few letters (typed trigrams held often, ties, phrases, prefilters)', () => {
+  it('gives the same best `limit` as ranking every match, over random documents of few letters (typed trigrams held often, ties, phrases, prefilters, words as often as by Zipf\'s law or not)', () => {
     let state = 5
     const random = () => (state = (state * 48271) % 2147483647) / 2147483647
     const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!
     const syllables = ['fe', 'ter', 'man', 'an', 'na', 'jo', 'hn']
     const nameOf = () => Array.from({ length: 1 + Math.floor(random() * 4) }, () => pick(syllables)).join('')
     const tokensOf = ['senate', 'bill', 'every', 'act', 'feterman', 'joan']
-    for (let corpus = 0; corpus < 30; corpus++) {
+    // By Zipf's law, `senate` on 40% of the draws, `joan` on 7%: a query's rare words prune its common ones (`Pruning`).
+    const zipf = tokensOf.flatMap((token, rank) => Array.from({ length: Math.round(60 / (rank + 1)) }, () => token))
+    for (let corpus = 0; corpus < 60; corpus++) {
       const documents = new Documents(2)
+      const drawn = corpus % 2 === 0 ? tokensOf : zipf
       for (let n = 0; n < 300; n++) {
-        const tokens = Array.from({ length: 1 + Math.floor(random() * 8) }, () => pick(tokensOf))
-        const names = random() < 0.2 ? [] : Array.from({ length: 1 + Math.floor(random() * 3) }, nameOf)
+        const tokens = Array.from({ length: 1 + Math.floor(random() * (corpus % 4 === 3 ? 24 : 8)) }, () => pick(drawn))
+        // Names on most documents, or (by Zipf's law) on a few: only those without are pruned.
+        const names = random() < (drawn === zipf ? 0.8 : 0.2) ? [] : Array.from({ length: 1 + Math.floor(random() * 3) }, nameOf)
         documents.put({ id: `e${String(Math.floor(random() * 1e6)).padStart(6, '0')}${n}`, fields: { type: random() < 0.3 ? 'rare' : 'common' }, tokens, names, vector: Float32Array.of(1, n) })
       }
       const prefilter = prefilterOf(documents, parseGffs('type:common', { allowFreeText: false }).qualifiers)
@@ -246,10 +250,55 @@ describe("the resident index's full text, pruned against ranking everything", ()
         const query = { words, phrases }
         for (const filter of [null, prefilter]) {
           const all = rankText(documents, query, filter, 10_000)
-          for (const limit of [1, 3, 10, 30]) expect(rankText(documents, query, filter, limit), JSON.stringify({ corpus, query, limit })).toEqual(all.slice(0, limit))
+          for (const limit of [1, 3, 10, 30, 100]) expect(rankText(documents, query, filter, limit), JSON.stringify({ corpus, query, limit })).toEqual(all.slice(0, limit))
         }
       }
     }
+  })
+})
+
+describe("the resident index's full text, common words pruned", () => {
+  // A rare word and a common one: 2,000 documents, 1,900 holding `every` in long titles (its BM25
+  // small), 300 of them `senate` too; some of the others have names that repeat a typed name's
+  // trigrams, which lift them above the rare word's. Such a query walks the common word's
+  // postings for the rare word's slots and the named ones alone (`Pruning`): the best `limit` must
+  // be those of ranking every match (a limit above the matches prunes nothing).
+  let state = 11
+  const random = () => (state = (state * 48271) % 2147483647) / 2147483647
+  const documents = new Documents(2)
+  for (let n = 0; n < 2_000; n++) {
+    const rare = n % 20 < 6
+    const common = rare || n % 10 !== 0 || random() < 0.5
+    const fillers = Array.from({ length: (rare ? 12 : 6) + Math.floor(random() * 10) }, (_, at) => `filler${at}`)
+    const tokens = [...(common ? ['every', ...fillers] : []), ...(rare ? ['senate', ...(random() < 0.1 ? ['senate'] : [])] : []), 'act']
+    const named = n % 7 === 0 && !rare
+    const names = named ? Array.from({ length: 1 + Math.floor(random() * 3) }, () => (random() < 0.5 ? 'feterman' : 'fettermann')) : []
+    documents.put({ id: `e${String((n * 7919) % 2_000).padStart(4, '0')}`, fields: { type: random() < 0.4 ? 'rare' : 'common' }, tokens, names, vector: Float32Array.of(1, n) })
+  }
+  // Some removed, some put again (a new slot each): dead postings stay listed.
+  for (let n = 0; n < 2_000; n += 97) documents.remove(`e${String(n).padStart(4, '0')}`)
+  const queries: [string, TextQuery][] = [
+    ['the rare word and the common one', { words: [queryWord('senate'), queryWord('every')], phrases: [] }],
+    ['the common word first, with a typed name', { words: [queryWord('every', ['fetterman']), queryWord('senate', ['senate'])], phrases: [] }],
+    ['a typo of the rare word beside the common one', { words: [queryWord('senat', [], 'senat'), queryWord('every', ['feterman'], 'every')], phrases: [] }],
+    ['three words, one held by every document', { words: [queryWord('senate'), queryWord('every'), queryWord('act')], phrases: [] }],
+  ]
+  const prefilters = [null, ...['type:common', 'type:rare'].map((qualifier) => prefilterOf(documents, parseGffs(qualifier, { allowFreeText: false }).qualifiers))]
+
+  it('finds the best `limit` that ranking every match finds, to the last bit of each score, with names lifted above the rare word', () => {
+    for (const [name, query] of queries) {
+      for (const filter of prefilters) {
+        const all = rankText(documents, query, filter, 10_000)
+        expect(all.length, name).toBeGreaterThan(500)
+        for (const limit of [1, 3, 10, 30, 100, 150]) expect(rankText(documents, query, filter, limit), `${name}, best ${limit}`).toEqual(all.slice(0, limit))
+      }
+    }
+    // Of the best 150, some hold the common word and names, not the rare word: what the pruned
+    // steps must still score for the slots with names.
+    const best = rankText(documents, queries[1]![1], null, 150)
+    const withoutRare = best.filter((hit) => !documents.tokensOf(documents.slotOf.get(hit.id)!).includes('senate'))
+    expect(withoutRare.length).toBeGreaterThan(0)
+    expect(best.length - withoutRare.length).toBeGreaterThan(0)
   })
 })
 

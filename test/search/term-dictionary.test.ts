@@ -15,7 +15,7 @@ describe("the terms' near terms (typos)", () => {
   it('are every held term within the allowance of edits that shares a trigram with the word, and no other', () => {
     const dictionary = new TermDictionary()
     const terms = [...new Set(wordsFrom(3, 4000))]
-    terms.forEach((term, slot) => dictionary.add(slot, new Map([[term, 1]])))
+    terms.forEach((term, slot) => dictionary.add(slot, new Map([[term, 1]]), 1))
     // A term no document holds any more is not near anything.
     const gone = terms[7]!
     dictionary.remove(new Map([[gone, 1]]))
