@@ -304,7 +304,10 @@ async function vocabularyNear(db: Kysely<any>, forms: Record<'tokens' | 'names',
     // Names are folded to ASCII letters where they can be: no other names to search.
     const others = field === 'tokens' ? listed.map((token) => sql<SqlBool>`(${OTHER_TOKENS_WHERE} and term % ${token})`) : []
     const keyed = [...new Set([...exact, ...listed.flatMap(oneEditAway)])]
-    return [...(keyed.length === 0 ? [] : [sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term = any(${keyed}::text[]))`]), ...others, ...searched]
+    // Joined with the keys, so that the primary key is probed: as `term = any(…)`, PostgreSQL's
+    // planner took the trigram index for each of some 300 typos (0.3 s over the demo's 6,800 terms).
+    const byKey = sql<SqlBool>`((field, term) in (select ${TERM_FIELDS[field]}, unnest(${keyed}::text[])))`
+    return [...(keyed.length === 0 ? [] : [byKey]), ...others, ...searched]
   })
   // A margin below the bound, for pg_trgm's single-precision arithmetic.
   const fuzzy = fields.flatMap((field) => forms[field].filter(({ allowance }) => allowance > 0))
