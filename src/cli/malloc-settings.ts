@@ -12,7 +12,7 @@ import { constants } from 'node:os'
 export const MALLOC_SETTINGS = { MALLOC_MMAP_THRESHOLD_: '131072' } as const
 
 /** Set in the child `rerunWithMallocSettings` starts: it ends when its parent does. */
-const RERUN_MARK = 'ENTITY_REGISTRY_MALLOC_RERUN'
+export const RERUN_MARK = 'ENTITY_REGISTRY_MALLOC_RERUN'
 
 /**
  * Whether this process runs on glibc without malloc settings of the operator's own (any of

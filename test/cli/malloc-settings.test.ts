@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { glibcVersion, MALLOC_SETTINGS, wantsMallocSettings } from '../../src/cli/malloc-settings.js'
+import { glibcVersion, MALLOC_SETTINGS, RERUN_MARK, wantsMallocSettings } from '../../src/cli/malloc-settings.js'
 import { CLI } from '../support/cli.js'
 
 
@@ -37,10 +37,9 @@ describe("reindex's malloc settings", () => {
       const children = `/proc/${parent.pid}/task/${parent.pid}/children`
       for (let waited = 0; waited < 10_000; waited += 10) {
         const pid = existsSync(children) ? readFileSync(children, 'utf8').trim().split(' ')[0] : ''
-        if (pid) {
-          const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
-          return { parent, child: Number(pid), environment, exited, out: () => out }
-        }
+        // Until it has run its program, a child forked holds its parent's environment.
+        const environment = pid ? readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0') : []
+        if (environment.some((entry) => entry.startsWith(`${RERUN_MARK}=`))) return { parent, child: Number(pid), environment, exited, out: () => out }
         await new Promise((resolve) => setTimeout(resolve, 10))
       }
       throw new Error('reindex started no child')
