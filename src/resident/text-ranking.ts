@@ -30,10 +30,23 @@ class Scratch {
   listed = growableUint32()
   /** The matched slots' scores before their trigram scores, for the best `limit`'s least (`rankedValue`, which reorders them). */
   private partialScores = new Float64Array(0)
+  /** The same in the order the slots were touched (`inTouchedOrder`). */
+  private touchedScores = new Float64Array(0)
 
   partialScoresFor(count: number): Float64Array {
     if (this.partialScores.length < count) this.partialScores = new Float64Array(Math.max(count, this.partialScores.length * 2))
     return this.partialScores
+  }
+
+  /**
+   * The touched slots' scores, the `at`-th touched slot's at `at`: read at random once, so that the
+   * loops over the touched slots that follow read them in a row (a slot's score, at random, is a
+   * cache miss; the matched slots of a name query are tens of thousands).
+   */
+  inTouchedOrder(touched: Growable<Uint32Array>, scores: Float64Array): Float64Array {
+    if (this.touchedScores.length < touched.length) this.touchedScores = new Float64Array(Math.max(touched.length, this.touchedScores.length * 2))
+    for (let at = 0; at < touched.length; at++) this.touchedScores[at] = scores[touched.values[at]!]!
+    return this.touchedScores
   }
 
   fit(slots: number): void {
@@ -105,9 +118,13 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     // The least score the best `limit` of the matched slots reach: the `limit`-th best of their
     // scores without trigrams (which only add), phrases included. A slot whose score cannot reach it,
     // whatever its names hold, is not one of them.
-    const least = leastOfBest(touched, scores, phrased, limit)
+    const touchedScores = scratch.inTouchedOrder(touched, scores)
+    const least = leastOfBest(touched, touchedScores, phrased, limit)
     let mostByPhrase = 0
     if (phrased !== null) for (const phraseScore of phrased.values()) mostByPhrase = Math.max(mostByPhrase, phraseScore)
+    // Whether a slot reaches the least is known before its trigram scores (they are added only to
+    // those that reach it): the `at`-th touched slot's, or a slot's, score then.
+    const reachesLeastAt = (at: number) => touchedScores[at]! + mostByPhrase >= least
     const reachesLeast = (slot: number) => scores[slot]! + mostByPhrase >= least
 
     const top = new TopHits(limit, documents.ids)
@@ -123,20 +140,24 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     // reaching the least of the best, then all that reach it offered, so that the top's floor is at
     // least that. Then the rest, whose names are read only when their trigrams could lift them to the floor.
     reading = slotsToReadForGrams(documents, typedGrams, touched, masks)
-    // Found from the trigrams' postings, the slots to read come with the typed trigrams each holds.
+    // Found from the trigrams' postings, the slots to read come with the typed trigrams each holds;
+    // else they are the touched ones, whose scores before their trigrams' are read in a row.
     const heldKnown = reading !== touched
+    const readingReaches = (at: number, slot: number) => (heldKnown ? reachesLeast(slot) : reachesLeastAt(at))
     for (let at = 0; at < reading.length; at++) {
       const slot = reading.values[at]!
-      if (nameLengths[slot] !== 0 && reachesLeast(slot)) scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!)
+      if (readingReaches(at, slot) && nameLengths[slot] !== 0) scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!)
     }
-    for (let at = 0; at < touched.length; at++) if (reachesLeast(touched.values[at]!)) addCandidate(touched.values[at]!, false)
+    for (let at = 0; at < touched.length; at++) if (reachesLeastAt(at)) addCandidate(touched.values[at]!, false)
     for (let at = 0; at < reading.length; at++) {
       const slot = reading.values[at]!
-      if (nameLengths[slot] === 0 || reachesLeast(slot)) continue
+      if (readingReaches(at, slot) || nameLengths[slot] === 0) continue
+      // Below the least, its score has no trigram scores yet.
+      const score = heldKnown ? scores[slot]! : touchedScores[at]!
       const start = namesStarts[slot]!
       const end = namesStarts[slot + 1]!
       const mostAdded = heldKnown ? typedGrams.mostAddedHolding(end - start - 2, heldGrams[slot]!, heldWeights[slot]!) : typedGrams.mostAdded(end - start - 2)
-      if (ROUNDING_ALLOWANCE * (scores[slot]! + mostAdded + mostByPhrase) < top.floor()) continue
+      if (ROUNDING_ALLOWANCE * (score + mostAdded + mostByPhrase) < top.floor()) continue
       scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, start, end)
       addCandidate(slot, false)
     }
@@ -171,17 +192,17 @@ const ROUNDING_ALLOWANCE = 1 + 1e-9
  * holding every phrase left out), or -Infinity when fewer match: as trigram scores only add, at
  * least `limit` slots end at or above it, and a slot ending below it is not among the best `limit`.
  */
-function leastOfBest(touched: Growable<Uint32Array>, scores: Float64Array, phrased: Map<number, number> | null, limit: number): number {
+function leastOfBest(touched: Growable<Uint32Array>, touchedScores: Float64Array, phrased: Map<number, number> | null, limit: number): number {
   if (touched.length < limit) return -Infinity
   const partial = scratch.partialScoresFor(touched.length)
   let count = 0
-  for (let at = 0; at < touched.length; at++) {
-    const slot = touched.values[at]!
-    if (phrased === null) partial[count++] = scores[slot]!
-    else {
-      const phraseScore = phrased.get(slot)
-      if (phraseScore !== undefined) partial[count++] = scores[slot]! + phraseScore
-    }
+  if (phrased === null) {
+    partial.set(touchedScores.subarray(0, touched.length))
+    count = touched.length
+  }
+  for (let at = 0; phrased !== null && at < touched.length; at++) {
+    const phraseScore = phrased.get(touched.values[at]!)
+    if (phraseScore !== undefined) partial[count++] = touchedScores[at]! + phraseScore
   }
   return rankedValue(partial, count, limit)
 }
@@ -292,7 +313,7 @@ function pruningOf(steps: readonly ScoringStep[], admitted: AdmittedSlots, named
   if (small === 0 || small === bySize.length) return null
   touched.length = 0
   for (const { step } of bySize.slice(0, small)) addStep(step, admitted, null)
-  const least = leastOfBest(touched, scores, null, limit)
+  const least = leastOfBest(touched, scratch.inTouchedOrder(touched, scores), null, limit)
   const listed = Uint32Array.from(touched.values.subarray(0, touched.length))
   for (const slot of listed) {
     scores[slot] = 0
