@@ -296,30 +296,29 @@ function oneEditAway(token: string): string[] {
 async function vocabularyNear(db: Kysely<any>, forms: Record<'tokens' | 'names', readonly NearForm[]>): Promise<Record<'tokens' | 'names', string[]>> {
   const fields = (['tokens', 'names'] as const).filter((field) => forms[field].length > 0)
   if (fields.length === 0) return { tokens: [], names: [] }
-  const keys: { field: string; terms: string[] }[] = []
-  const conditions = fields.flatMap((field) => {
+  const lookups = fields.map((field) => {
     // Looked up by key: the forms matched exactly, and the listed typos of those allowed one edit.
     const exact = forms[field].filter(({ allowance }) => allowance === 0).map(({ form }) => form)
     const listed = forms[field].filter(({ form, allowance }) => allowance === 1 && ASCII_WORD.test(form)).map(({ form }) => form)
     const searched = forms[field].filter(({ form, allowance }) => allowance > 0 && !listed.includes(form)).map(({ form }) => sql<SqlBool>`(field = ${TERM_FIELDS[field]} and term % ${form})`)
     // Names are folded to ASCII letters where they can be: no other names to search.
     const others = field === 'tokens' ? listed.map((token) => sql<SqlBool>`(${OTHER_TOKENS_WHERE} and term % ${token})`) : []
-    const keyed = [...new Set([...exact, ...listed.flatMap(oneEditAway)])]
-    if (keyed.length > 0) keys.push({ field: TERM_FIELDS[field], terms: keyed })
-    return [...others, ...searched]
+    return { field: TERM_FIELDS[field], keyed: [...new Set([...exact, ...listed.flatMap(oneEditAway)])], conditions: [...others, ...searched] }
   })
+  const conditions = lookups.flatMap((lookup) => lookup.conditions)
   // A margin below the bound, for pg_trgm's single-precision arithmetic.
   const fuzzy = fields.flatMap((field) => forms[field].filter(({ allowance }) => allowance > 0))
   const threshold = Math.max(TYPO_SIMILARITY, Math.min(1, ...fuzzy.map(typoSimilarity)) - 0.01)
   const rows = await db.transaction().execute(async (transaction) => {
     await sql`select set_config('pg_trgm.similarity_threshold', ${String(threshold)}, true)`.execute(transaction)
     // The keys joined apart from the trigram searches (a term found both ways listed once), so that
-    // the primary key is probed for each:
-    // in one condition with them (`or`), a join made PostgreSQL read every term (98 ms at 1,000,000
-    // entities), and `term = any(…)` took the trigram index for each of some 300 typos on a small
-    // index (0.3 to 0.7 s over the demo's 6,800 terms).
+    // the primary key is probed for each: in one condition with them (`or`), a join made PostgreSQL
+    // read every term (98 ms at 1,000,000 entities), and `term = any(…)` took the trigram index for
+    // each of some 300 typos on a small index (0.3 to 0.7 s over the demo's 6,800 terms).
     const parts = [
-      ...keys.map(({ field, terms }) => sql`select t.field, t.term from unnest(${terms}::text[]) as typed(term) join ${sql.table(TERMS)} as t on t.field = ${field} and t.term = typed.term where t.holders > 0`),
+      ...lookups
+        .filter(({ keyed }) => keyed.length > 0)
+        .map(({ field, keyed }) => sql`select t.field, t.term from unnest(${keyed}::text[]) as typed(term) join ${sql.table(TERMS)} as t on t.field = ${field} and t.term = typed.term where t.holders > 0`),
       ...(conditions.length === 0 ? [] : [sql`select field, term from ${sql.table(TERMS)} where holders > 0 and (${sql.join(conditions, sql` or `)})`]),
     ]
     return (await sql<{ field: string; term: string }>`${sql.join(parts, sql` union `)}`.execute(transaction)).rows

@@ -1,7 +1,7 @@
 import type { ContractField } from '../contract/fields.js'
 import type { IndexedEntity } from '../ports/search-index.js'
 import { GramPostings } from './gram-postings.js'
-import { Growable, growableFloat32, growableInt8, growableUint16, growableUint32, growableUint8, PackedLists, pushQuantized, quantizeInto } from './growable.js'
+import { Growable, growableFloat32, growableInt8, growableUint16, growableUint32, growableUint8, PackedLists, pushQuantized, quantizeInto, setBit } from './growable.js'
 import { TermDictionary } from './term-dictionary.js'
 
 /**
@@ -162,7 +162,7 @@ export class Documents {
     this.tokenLengths.push(entity.tokens.length)
     this.nameLengths.push(entity.names.length)
     if ((slot & 31) === 0) this.namedSlots.push(0)
-    if (entity.names.length > 0) this.namedSlots.values[slot >>> 5]! |= 1 << (slot & 31)
+    if (entity.names.length > 0) setBit(this.namedSlots.values, slot)
     const text = entity.names.join(' ')
     for (let at = 0; at < text.length; at++) this.namesUnits.push(text.charCodeAt(at))
     this.namesStarts.push(this.namesUnits.length)

@@ -47,6 +47,11 @@ export const growableUint16 = () => new Growable((length) => new Uint16Array(len
 export const growableUint32 = (values?: Uint32Array) => new Growable((length) => new Uint32Array(length), values)
 export const growableFloat32 = () => new Growable((length) => new Float32Array(length))
 
+/** Sets bit `index` of a bitset kept in 32-bit words. */
+export function setBit(words: Uint32Array, index: number): void {
+  words[index >>> 5]! |= 1 << (index & 31)
+}
+
 /**
  * Lists made at once in one array sized exactly, `sizes[list]` values each: what a load makes in
  * place of lists grown a value at a time, whose outgrown arrays left the allocator's heap in holes

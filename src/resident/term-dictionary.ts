@@ -62,10 +62,11 @@ export class TermDictionary {
   add(slot: number, counts: ReadonlyMap<string, number>, length: number): void {
     for (const [text, count] of counts) {
       const term = this.termOf(text)
+      const counted = Math.min(count, 255)
       term.documents.push(slot)
-      term.counts.push(Math.min(count, 255))
+      term.counts.push(counted)
       term.holders++
-      listed(term, Math.min(count, 255), length)
+      listed(term, counted, length)
     }
   }
 

@@ -2,7 +2,7 @@ import type { NearForm, TextHit, TextQuery } from '../ports/search-index.js'
 import { bm25, bestFirst, type FieldStatistics, idf } from '../search/bm25.js'
 import { containsPhrase, MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
 import type { Documents, LiveStatistics } from './documents.js'
-import { type Growable, growableUint32 } from './growable.js'
+import { type Growable, growableUint32, setBit } from './growable.js'
 import type { Prefilter } from './prefilter.js'
 import type { Term, TermDictionary } from './term-dictionary.js'
 import { rankedValue, TopHits } from './top-hits.js'
@@ -34,8 +34,7 @@ class Scratch {
   private touchedScores = new Float64Array(0)
 
   partialScoresFor(count: number): Float64Array {
-    if (this.partialScores.length < count) this.partialScores = new Float64Array(Math.max(count, this.partialScores.length * 2))
-    return this.partialScores
+    return (this.partialScores = withRoomFor(this.partialScores, count))
   }
 
   /**
@@ -44,7 +43,7 @@ class Scratch {
    * cache miss; the matched slots of a name query are tens of thousands).
    */
   inTouchedOrder(touched: Growable<Uint32Array>, scores: Float64Array): Float64Array {
-    if (this.touchedScores.length < touched.length) this.touchedScores = new Float64Array(Math.max(touched.length, this.touchedScores.length * 2))
+    this.touchedScores = withRoomFor(this.touchedScores, touched.length)
     for (let at = 0; at < touched.length; at++) this.touchedScores[at] = scores[touched.values[at]!]!
     return this.touchedScores
   }
@@ -60,6 +59,11 @@ class Scratch {
     this.admitted = new Uint8Array(size)
     this.candidates = new Uint32Array(Math.ceil(size / 32))
   }
+}
+
+/** `scores`, or when shorter than `count`, a new array twice its length at least (what it held is not kept). */
+function withRoomFor(scores: Float64Array<ArrayBuffer>, count: number): Float64Array<ArrayBuffer> {
+  return scores.length >= count ? scores : new Float64Array(Math.max(count, scores.length * 2))
 }
 
 const scratch = new Scratch()
@@ -195,12 +199,12 @@ const ROUNDING_ALLOWANCE = 1 + 1e-9
 function leastOfBest(touched: Growable<Uint32Array>, touchedScores: Float64Array, phrased: Map<number, number> | null, limit: number): number {
   if (touched.length < limit) return -Infinity
   const partial = scratch.partialScoresFor(touched.length)
-  let count = 0
   if (phrased === null) {
     partial.set(touchedScores.subarray(0, touched.length))
-    count = touched.length
+    return rankedValue(partial, touched.length, limit)
   }
-  for (let at = 0; phrased !== null && at < touched.length; at++) {
+  let count = 0
+  for (let at = 0; at < touched.length; at++) {
     const phraseScore = phrased.get(touched.values[at]!)
     if (phraseScore !== undefined) partial[count++] = touchedScores[at]! + phraseScore
   }
@@ -331,11 +335,11 @@ function pruningOf(steps: readonly ScoringStep[], admitted: AdmittedSlots, named
   if (prunedPostings === 0 || prunedPostings < MARKING_COST * marked.reduce((sum, { size }) => sum + size, 0)) return null
   const { candidates } = scratch
   candidates.fill(0)
-  for (const slot of listed) candidates[slot >>> 5]! |= 1 << (slot & 31)
+  for (const slot of listed) setBit(candidates, slot)
   for (const { step } of marked) {
     for (const term of step.terms) {
       const holders = term.documents.values
-      for (let at = 0; at < term.documents.length; at++) candidates[holders[at]! >>> 5]! |= 1 << (holders[at]! & 31)
+      for (let at = 0; at < term.documents.length; at++) setBit(candidates, holders[at]!)
     }
   }
   return { pruned: new Set(left.slice(0, pruned).map(({ step }) => step)), candidates, named }

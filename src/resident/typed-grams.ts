@@ -1,6 +1,7 @@
 import { bm25, type FieldStatistics, idf } from '../search/bm25.js'
 import { MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
 import { gramKeyAt, gramKeyOf } from './gram-postings.js'
+import { setBit } from './growable.js'
 
 /** Names up to this many trigrams long have `TypedGrams.mostAdded` worked out once a query (longer ones, rare, each time). */
 const MEMO_LENGTHS = 128
@@ -86,7 +87,7 @@ export class TypedGrams {
 
   /** Marks the typed ASCII trigrams' bits; `release` clears them (ranking is synchronous: one query's are set at a time). */
   claim(): void {
-    for (const key of this.keys) if (key < ASCII_KEYS) typedAsciiKeys[key >>> 5]! |= 1 << (key & 31)
+    for (const key of this.keys) if (key < ASCII_KEYS) setBit(typedAsciiKeys, key)
   }
 
   release(): void {

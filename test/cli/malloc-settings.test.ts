@@ -6,7 +6,6 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { glibcVersion, MALLOC_SETTINGS, RERUN_MARK, wantsMallocSettings } from '../../src/cli/malloc-settings.js'
 import { CLI } from '../support/cli.js'
 
-
 describe("reindex's malloc settings", () => {
   it('apply on glibc alone, and never over settings of the operator', () => {
     expect(wantsMallocSettings({}, '2.36')).toBe(true)
