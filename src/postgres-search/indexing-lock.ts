@@ -11,8 +11,9 @@ const INDEXING_LOCK_CLASS = 0x45524958
 /** How often an instance without the lease tries to take it, and the one with it renews it. */
 const CHECK_EVERY_MS = 2000
 /**
- * How many checks a lease outlives its last renewal by: a holder that died is taken over within
- * (LEASE_CHECKS + 1) checks, 8 s by default; one whose renewals fail for that long stops indexing.
+ * How many checks a lease outlives its last renewal by, unless `leaseMs` says otherwise: a holder that
+ * died is taken over within (LEASE_CHECKS + 1) checks, 8 s by default; one whose renewals fail for
+ * that long stops indexing.
  */
 const LEASE_CHECKS = 3
 
@@ -23,7 +24,14 @@ export interface IndexingLockOptions {
   onAcquired: () => void
   /** This instance lost the lease (it could not renew it in time): it must stop indexing. */
   onLost: () => void
+  /** How often an instance without the lease tries to take it, and the holder renews it (default 2 s). */
   checkEveryMs?: number
+  /**
+   * How long a lease lasts past its last renewal (default three checks). It bounds how long a dead
+   * holder keeps the index without an indexer, and how long a holder may go without renewing (its
+   * process stalled, its pool busy, the database slow) before it counts the lease as lost.
+   */
+  leaseMs?: number
 }
 
 export interface IndexingLock {
@@ -42,9 +50,9 @@ export interface IndexingLock {
  * is a lease's life old, before the server lets another take it; when it dies, the lease expires
  * and another instance takes it at its next try.
  */
-export async function followIndexingLock({ db, onAcquired, onLost, checkEveryMs = CHECK_EVERY_MS }: IndexingLockOptions): Promise<IndexingLock> {
+export async function followIndexingLock({ db, onAcquired, onLost, checkEveryMs = CHECK_EVERY_MS, leaseMs = checkEveryMs * LEASE_CHECKS }: IndexingLockOptions): Promise<IndexingLock> {
+  if (!(leaseMs > checkEveryMs)) throw new RangeError(`leaseMs (${leaseMs}) must be longer than checkEveryMs (${checkEveryMs}): a lease would run out between its renewals`)
   const holder = crypto.randomUUID()
-  const leaseMs = checkEveryMs * LEASE_CHECKS
   const lease = sql.table(LEASE_TABLE)
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${INDEXING_LOCK_CLASS}, hashtext(current_schema()))`.execute(trx)
@@ -53,7 +61,8 @@ export async function followIndexingLock({ db, onAcquired, onLost, checkEveryMs 
   let held = false
   let closed = false
   let timer: ReturnType<typeof setTimeout> | undefined
-  /** When the lease's life runs out unless renewed before: counted from when the last renewal was sent. */
+  /** When the lease's life runs out unless renewed before (`performance.now()`): from when the last renewal was sent. */
+  let deadline = 0
   let expiry: ReturnType<typeof setTimeout> | undefined
 
   const lose = () => {
@@ -62,6 +71,16 @@ export async function followIndexingLock({ db, onAcquired, onLost, checkEveryMs 
     held = false
     onLost()
   }
+  // After a stall of the process, the expiry's timer runs before the answers that came meanwhile are
+  // read: a renewal answered in time is read first (setImmediate runs after I/O), then the deadline.
+  const expire = () =>
+    setImmediate(() => {
+      const left = deadline - performance.now()
+      if (left <= 0) return lose()
+      // Renewed meanwhile, or the timer fired early (it counts from the loop's cached time).
+      clearTimeout(expiry)
+      expiry = setTimeout(expire, left)
+    })
 
   const attempt = async () => {
     const sent = performance.now()
@@ -74,7 +93,8 @@ export async function followIndexingLock({ db, onAcquired, onLost, checkEveryMs 
       if (closed) return
       if (rows.length === 0) return lose()
       clearTimeout(expiry)
-      expiry = setTimeout(lose, sent + leaseMs - performance.now())
+      deadline = sent + leaseMs
+      expiry = setTimeout(expire, deadline - performance.now())
       if (!held) {
         held = true
         onAcquired()
@@ -83,9 +103,12 @@ export async function followIndexingLock({ db, onAcquired, onLost, checkEveryMs 
       // The database away: the lease stays this instance's until its life is out (`expiry`).
     }
   }
+  // Every check from when the last attempt was sent, not from its answer: a slow answer or a stall
+  // does not put the next renewal off towards the lease's end.
   const follow = async () => {
+    const sent = performance.now()
     await attempt()
-    if (!closed) timer = setTimeout(() => void follow(), checkEveryMs)
+    if (!closed) timer = setTimeout(() => void follow(), sent + checkEveryMs - performance.now())
   }
   await follow()
 

@@ -85,7 +85,8 @@ export function otherRecipeOf({ embedderId }: { embedderId: string | null }, emb
 export function createIndexer({ store, index, embedder, texts, batchSize = 500, optimizeEvery = 10_000, optimizeIdleMs = 30_000, onProgress }: IndexerOptions): Indexer {
   let timer: ReturnType<typeof setTimeout> | undefined
   let running: Promise<unknown> = Promise.resolve()
-  let stopped = true
+  /** The background loop that may go on: `start` begins a new one, `stop` ends it (an old loop's last step then schedules nothing). */
+  let loop = 0
   let sinceOptimize = 0
   let lastWrite = 0
   let reachedHead = false
@@ -163,20 +164,21 @@ export function createIndexer({ store, index, embedder, texts, batchSize = 500, 
   const indexer: Indexer = {
     catchUp: () => serialized(catchUp),
     start(intervalMs = 250) {
-      stopped = false
+      clearTimeout(timer)
+      const current = ++loop
       const tick = () => {
         void indexer
           .catchUp()
           .catch(() => undefined)
           .finally(() => {
-            if (!stopped) timer = setTimeout(tick, intervalMs)
+            if (loop === current) timer = setTimeout(tick, intervalMs)
           })
       }
       tick()
     },
     async stop() {
-      stopped = true
-      if (timer !== undefined) clearTimeout(timer)
+      loop++
+      clearTimeout(timer)
       await running
     },
     lag,

@@ -2,6 +2,8 @@
  * The lease that picks the one instance indexing a shared index, on the PostgreSQL server: directly
  * and through PgBouncer in transaction mode (where a session lock would go to whichever client came next).
  */
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresStore } from '../../src/kysely/index.js'
 import { followIndexingLock, type IndexingLock } from '../../src/postgres-search/index.js'
@@ -9,7 +11,12 @@ import { freshPostgresSchema, storeDialects } from '../stores/each-store.js'
 import { pgbouncerSkipReason, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js'
 
 const postgres = storeDialects.find((dialect) => dialect.name === 'postgres')!
+/**
+ * Checks ten times a second, and a lease of two seconds: a loaded CI machine can hold a process off
+ * its cores for a few hundred milliseconds, which a lease of three checks (300 ms) would not outlive.
+ */
 const CHECK_EVERY_MS = 100
+const LEASE_MS = 2000
 
 let bouncer: PgBouncer | undefined
 const connections = [
@@ -35,7 +42,7 @@ for (const connection of connections) {
     async function leaseOn(url: string) {
       const store = await createPostgresStore({ connectionString: url })
       const events: string[] = []
-      const lock: IndexingLock = await followIndexingLock({ db: store.db, onAcquired: () => events.push('acquired'), onLost: () => events.push('lost'), checkEveryMs: CHECK_EVERY_MS })
+      const lock: IndexingLock = await followIndexingLock({ db: store.db, onAcquired: () => events.push('acquired'), onLost: () => events.push('lost'), checkEveryMs: CHECK_EVERY_MS, leaseMs: LEASE_MS })
       cleanups.push(() => store.close(), () => lock.close())
       return { lock, events, store }
     }
@@ -67,6 +74,41 @@ for (const connection of connections) {
       await expect.poll(() => other.lock.held(), { timeout: 5000 }).toBe(true)
       expect(holder.lock.held()).toBe(false)
       expect(holder.events).toEqual(['acquired', 'lost'])
+    })
+
+    it('keeps the lease when its process stalls past the last lease\'s life but not the renewal\'s, sent before the stall and answered during it', async () => {
+      const schema = await connection.freshSchema()
+      cleanups.push(schema.drop)
+      // A pool whose next query, once sent, is followed by a stall of the event loop (a long
+      // synchronous task, a starved process) while the server answers: when the stall ends, the
+      // last lease's expiry timer is due before the answer, which extends it, is read.
+      let stallNextMs = 0
+      const pool = new pg.Pool({ connectionString: schema.url })
+      pool.on('connect', (client) => {
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown
+        ;(client as unknown as { query: typeof query }).query = (...args) => {
+          const sent = query(...args)
+          const stallMs = stallNextMs
+          stallNextMs = 0
+          if (stallMs > 0)
+            setImmediate(() => {
+              const until = performance.now() + stallMs
+              while (performance.now() < until);
+            })
+          return sent
+        }
+      })
+      const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+      cleanups.push(() => db.destroy())
+      const events: string[] = []
+      // Renewed every 300 ms, lasting 600: a stall of 450 from a renewal ends past the last lease's life, within the new one's.
+      const lock = await followIndexingLock({ db, onAcquired: () => events.push('acquired'), onLost: () => events.push('lost'), checkEveryMs: 300, leaseMs: 600 })
+      cleanups.push(() => lock.close())
+      stallNextMs = 450
+      await expect.poll(() => stallNextMs, { timeout: 2000 }).toBe(0)
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      expect(events).toEqual(['acquired'])
+      expect(lock.held()).toBe(true)
     })
   })
 }

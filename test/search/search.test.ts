@@ -364,6 +364,29 @@ describe('entities created since the index\'s state', () => {
   })
 })
 
+describe('the indexer\'s background loop', () => {
+  it('runs once when started again before its stop has finished (a lease lost and taken back at once), and not at all once stopped', async () => {
+    const store = createMemoryStore()
+    let steps = 0
+    const memory = createMemorySearchIndex()
+    const index: SearchIndex = { ...memory, state: () => (steps++, memory.state()) }
+    const indexer = createIndexer({ store, index, embedder })
+    const intervalMs = 20
+    indexer.start(intervalMs)
+    void indexer.stop()
+    indexer.start(intervalMs)
+    indexer.start(intervalMs)
+    const since = steps
+    await new Promise((resolve) => setTimeout(resolve, intervalMs * 10))
+    // One loop steps about once an interval (11 in 10 intervals); three would step three times as often.
+    expect(steps - since).toBeLessThanOrEqual(15)
+    await indexer.stop()
+    const stoppedAt = steps
+    await new Promise((resolve) => setTimeout(resolve, intervalMs * 5))
+    expect(steps).toBe(stoppedAt)
+  })
+})
+
 describe('the typed words', () => {
   it('leave out a possessive\'s s, which would match every initial S., and keep an apostrophe inside a name', () => {
     expect(queryWords("Georgia's 14th district").map((word) => word.name)).toEqual(['georgia', '14th', 'district'])
