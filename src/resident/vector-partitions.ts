@@ -28,6 +28,9 @@ const TRAINING_ROUNDS = 6
 const SAMPLE_A_PARTITION = 64
 const PAGE = 65_536
 
+/** `nextSharing`'s end of a chain: no further slot shares the vector. */
+const NONE = 0xffffffff
+
 /** Partitions of about 4 √n vectors each: √n / 4 of them (at most 1,024), so that assigning n vectors costs n √n / 4 dot products at load. */
 const partitionsFor = (vectors: number) => Math.max(1, Math.min(1024, Math.round(Math.sqrt(vectors) / 4)))
 
@@ -48,6 +51,10 @@ interface Gathered {
  * until compaction. Candidates are scored with the query in Int8 too, then the best rescored exactly;
  * of candidates tied with the worst kept, the first scanned stays (many entities may share one
  * vector: breaking their ties by id, as exact search does, cost a comparison of ids for each).
+ * Slots whose vectors are equal (with the default embedder, the persons of a role whose names no
+ * word vector knows: 60% of the catalogue's entities share 12 vectors) share one position, scored
+ * once: its slots are chained in the order they were placed (`nextSharing`), and offered in that
+ * order, as they were when each had a position of its own.
  * The memory layout: query, the scores a kernel call writes, the centroids, the vectors, then
  * (for `nearestAmong`) a prefilter's vectors gathered.
  */
@@ -64,9 +71,19 @@ export class VectorPartitions implements VectorHolder {
   private readonly starts: Uint32Array
   private readonly lengths: Uint32Array
   private readonly capacities: Uint32Array
-  /** By position: the slot whose vector it holds, and that vector's scale (`Documents.vectorScales`). */
+  /** By partition: the slots placed there (its positions and the slots sharing them), which a scan's share counts. */
+  private readonly slotsIn: Uint32Array
+  /** By position: the first slot whose vector it holds, and that vector's scale (`Documents.vectorScales`). */
   private slotAt = new Uint32Array(0)
   private scaleAt = new Float32Array(0)
+  /** By position: the last slot of its chain, where the next slot sharing its vector is put, and its partition. */
+  private lastSlotAt = new Uint32Array(0)
+  private partitionAt = new Uint16Array(0)
+  /** By slot: the next slot sharing its position, or `NONE`. */
+  private nextSharing = new Uint32Array(0)
+  /** The first slot of each position (plus one; 0 is empty), by a hash of its vector: open addressing, at most half full. */
+  private positionsByVector = new Uint32Array(0)
+  private positions = 0
   /** By slot: the position of its vector (that of a dead slot, until compaction, or none). */
   private positionOf = new Uint32Array(0)
   /** Positions taken, holes of moved partitions included. */
@@ -104,6 +121,7 @@ export class VectorPartitions implements VectorHolder {
     this.starts = new Uint32Array(count)
     this.lengths = new Uint32Array(count)
     this.capacities = new Uint32Array(count)
+    this.slotsIn = new Uint32Array(count)
   }
 
   /** Partitions of documents' live vectors, around centroids trained on a sample of them. */
@@ -120,8 +138,11 @@ export class VectorPartitions implements VectorHolder {
 
   private static placed(documents: Documents, centroids: Int8Array, scales: Float32Array, trainedFor: number, live: Uint32Array): VectorPartitions {
     const partitions = new VectorPartitions(documents, centroids, scales, trainedFor)
-    const nearest = Uint32Array.from(live, (slot) => partitions.partitionOf(slot))
-    for (const partition of nearest) partitions.lengths[partition]!++
+    // A slot whose vector an earlier one holds shares its position (and partition): not counted again.
+    partitions.nextSharing = new Uint32Array(documents.ids.length).fill(NONE)
+    const firstWith = Uint32Array.from(live, (slot) => partitions.firstSlotWith(slot))
+    const nearest = Uint32Array.from(live, (slot, at) => (firstWith[at] === slot ? partitions.partitionOf(slot) : NONE))
+    for (const partition of nearest) if (partition !== NONE) partitions.lengths[partition]!++
     // Room for an eighth more in each, for the writes to come.
     let start = 0
     partitions.lengths.forEach((length, partition) => {
@@ -132,7 +153,7 @@ export class VectorPartitions implements VectorHolder {
     partitions.reserve(start)
     partitions.end = start
     partitions.lengths.fill(0)
-    live.forEach((slot, at) => partitions.place(nearest[at]!, slot))
+    live.forEach((slot, at) => (nearest[at] === NONE ? partitions.share(firstWith[at]!, slot) : partitions.place(nearest[at]!, slot)))
     documents.handVectorsTo(partitions)
     return partitions
   }
@@ -186,10 +207,18 @@ export class VectorPartitions implements VectorHolder {
     return { centroids: centroids.slice(0, seeded * dimensions), scales: scales.slice(0, seeded) }
   }
 
-  /** Adds a slot's vector (put in documents since) to its nearest partition. */
+  /** How many distinct vectors the partitions hold: each once, however many slots share it. */
+  get distinctVectors(): number {
+    return this.positions
+  }
+
+  /** Adds a slot's vector (put in documents since) to its nearest partition, or to the position holding it already. */
   add(slot: number): void {
     this.gathered.clear()
     this.gatheredBytes = 0
+    if (slot >= this.nextSharing.length) this.nextSharing = grown(this.nextSharing, new Uint32Array(Math.max(slot + 1, Math.ceil(this.nextSharing.length * 1.25))).fill(NONE))
+    const first = this.firstSlotWith(slot)
+    if (first !== slot) return this.share(first, slot)
     const partition = this.partitionOf(slot)
     if (this.lengths[partition] === this.capacities[partition]) this.move(partition, Math.max(16, 2 * this.capacities[partition]!))
     this.place(partition, slot)
@@ -219,7 +248,7 @@ export class VectorPartitions implements VectorHolder {
       const start = this.starts[partition]!
       const length = this.lengths[partition]!
       for (let from = start; from < start + length; from += BATCH) this.offerFrom(from, Math.min(BATCH, start + length - from), prefilter, candidates)
-      scanned += length
+      scanned += this.slotsIn[partition]!
     }
     return exactHits(documents, unit, candidates.keptSlots(), limit)
   }
@@ -243,7 +272,7 @@ export class VectorPartitions implements VectorHolder {
     for (let from = 0; from < count; from += BATCH) {
       const scored = Math.min(BATCH, count - from)
       this.dotsFrom(this.query, this.chunks, from, scored, this.scoresAt, at, dimensions)
-      this.offerScored(from, scored, gathered.scales, gathered.slots, null, candidates)
+      this.offerScored(from, scored, gathered.scales, gathered.slots, null, null, candidates)
     }
     return exactHits(this.documents, unit, candidates.keptSlots(), limit)
   }
@@ -258,17 +287,16 @@ export class VectorPartitions implements VectorHolder {
       return known
     }
     const { dimensions } = this.documents
-    const positions = new Uint32Array(slots.length)
-    for (let at = 0; at < slots.length; at++) positions[at] = this.positionOf[slots[at]!]!
-    positions.sort()
-    const vectors = new Int8Array(positions.length * dimensions)
-    const scales = new Float32Array(positions.length)
-    const inOrder = new Uint32Array(positions.length)
-    positions.forEach((position, at) => {
+    const { positionOf } = this
+    // Slots sharing a position are each gathered (in the order of their slots).
+    const inOrder = Uint32Array.from(slots).sort((a, b) => positionOf[a]! - positionOf[b]! || a - b)
+    const vectors = new Int8Array(inOrder.length * dimensions)
+    const scales = new Float32Array(inOrder.length)
+    inOrder.forEach((slot, at) => {
+      const position = positionOf[slot]!
       const from = this.vectorsAt + position * dimensions
       vectors.set(this.bytes.subarray(from, from + dimensions), at * dimensions)
       scales[at] = this.scaleAt[position]!
-      inOrder[at] = this.slotAt[position]!
     })
     const gathered = { vectors, scales, slots: inOrder }
     this.gathered.set(slots, gathered)
@@ -284,24 +312,26 @@ export class VectorPartitions implements VectorHolder {
   /** Scores the `count` positions from `first` on, offers to `candidates` those live that the prefilter (if any) allows. */
   private offerFrom(first: number, count: number, prefilter: Prefilter | null, candidates: TopHits): void {
     this.dotsFrom(this.query, this.chunks, first, count, this.scoresAt, this.vectorsAt, this.documents.dimensions)
-    this.offerScored(first, count, this.scaleAt, this.slotAt, prefilter, candidates)
+    this.offerScored(first, count, this.scaleAt, this.slotAt, this.nextSharing, prefilter, candidates)
   }
 
   /**
    * Offers to `candidates` the `count` vectors the kernel last scored, whose scales and slots are
    * `scales` and `slots` from `first` on: those above the worst kept, live, that the prefilter (if
-   * any) allows (asked only of those: a kernel call scores thousands, few beat the floor).
+   * any) allows (asked only of those: a kernel call scores thousands, few beat the floor); with
+   * `sharing`, each slot's chain of slots sharing its vector, in order, until one is not kept.
    */
-  private offerScored(first: number, count: number, scales: Float32Array, slots: Uint32Array, prefilter: Prefilter | null, candidates: TopHits): void {
+  private offerScored(first: number, count: number, scales: Float32Array, slots: Uint32Array, sharing: Uint32Array | null, prefilter: Prefilter | null, candidates: TopHits): void {
     const alive = this.documents.alive.values
     let floor = candidates.floor()
     for (let at = 0; at < count; at++) {
       const score = this.scores[at]! * scales[first + at]!
       if (score <= floor) continue
-      const slot = slots[first + at]!
-      if (alive[slot] !== 1 || (prefilter !== null && !prefilter.allows(slot))) continue
-      candidates.offer(slot, score)
-      floor = candidates.floor()
+      for (let slot = slots[first + at]!; slot !== NONE && score > floor; slot = sharing === null ? NONE : sharing[slot]!) {
+        if (alive[slot] !== 1 || (prefilter !== null && !prefilter.allows(slot))) continue
+        candidates.offer(slot, score)
+        floor = candidates.floor()
+      }
     }
   }
 
@@ -329,11 +359,62 @@ export class VectorPartitions implements VectorHolder {
   private place(partition: number, slot: number): void {
     const { dimensions } = this.documents
     const position = this.starts[partition]! + this.lengths[partition]!++
-    if (slot >= this.positionOf.length) this.positionOf = grown(this.positionOf, new Uint32Array(Math.max(slot + 1, Math.ceil(this.positionOf.length * 1.25))))
-    this.positionOf[slot] = position
+    this.slotsIn[partition]!++
+    this.setPosition(slot, position)
     this.bytes.set(this.documents.vectorOf(slot), this.vectorsAt + position * dimensions)
     this.slotAt[position] = slot
+    this.lastSlotAt[position] = slot
+    this.partitionAt[position] = partition
     this.scaleAt[position] = this.documents.vectorScales.values[slot]!
+  }
+
+  /** `slot` put at the end of the chain of `first`'s position, whose vector is its own. */
+  private share(first: number, slot: number): void {
+    const position = this.positionOf[first]!
+    this.setPosition(slot, position)
+    this.nextSharing[this.lastSlotAt[position]!] = slot
+    this.lastSlotAt[position] = slot
+    this.slotsIn[this.partitionAt[position]!]!++
+  }
+
+  private setPosition(slot: number, position: number): void {
+    if (slot >= this.positionOf.length) this.positionOf = grown(this.positionOf, new Uint32Array(Math.max(slot + 1, Math.ceil(this.positionOf.length * 1.25))))
+    this.positionOf[slot] = position
+  }
+
+  /** The first slot whose vector (components and scale) is `slot`'s; `slot` itself when none is, then recorded as the first with it. */
+  private firstSlotWith(slot: number): number {
+    const { documents } = this
+    const components = documents.vectorOf(slot)
+    const scale = documents.vectorScales.values[slot]!
+    if (2 * (this.positions + 1) > this.positionsByVector.length) this.rehash()
+    const mask = this.positionsByVector.length - 1
+    for (let at = vectorHash(components, scale) & mask; ; at = (at + 1) & mask) {
+      const entry = this.positionsByVector[at]!
+      if (entry === 0) {
+        this.positionsByVector[at] = slot + 1
+        this.positions++
+        return slot
+      }
+      const first = entry - 1
+      if (documents.vectorScales.values[first] === scale && equalBytes(documents.vectorOf(first), components)) return first
+    }
+  }
+
+  /** The table of first slots, at most a quarter full, made again from what it held. */
+  private rehash(): void {
+    const old = this.positionsByVector
+    const size = Math.max(1024, 2 ** Math.ceil(Math.log2(4 * (this.positions + 1))))
+    this.positionsByVector = new Uint32Array(size)
+    const { documents } = this
+    const mask = size - 1
+    for (const entry of old) {
+      if (entry === 0) continue
+      const first = entry - 1
+      let at = vectorHash(documents.vectorOf(first), documents.vectorScales.values[first]!) & mask
+      while (this.positionsByVector[at] !== 0) at = (at + 1) & mask
+      this.positionsByVector[at] = entry
+    }
   }
 
   /** Moves a full partition to the end, with room for `capacity` (what it held is let go at compaction). */
@@ -344,7 +425,11 @@ export class VectorPartitions implements VectorHolder {
     this.bytes.copyWithin(this.vectorsAt + this.end * dimensions, this.vectorsAt + from * dimensions, this.vectorsAt + (from + length) * dimensions)
     this.slotAt.copyWithin(this.end, from, from + length)
     this.scaleAt.copyWithin(this.end, from, from + length)
-    for (let position = this.end; position < this.end + length; position++) this.positionOf[this.slotAt[position]!] = position
+    this.lastSlotAt.copyWithin(this.end, from, from + length)
+    this.partitionAt.copyWithin(this.end, from, from + length)
+    for (let position = this.end; position < this.end + length; position++) {
+      for (let slot = this.slotAt[position]!; slot !== NONE; slot = this.nextSharing[slot]!) this.positionOf[slot] = position
+    }
     this.starts[partition] = this.end
     this.capacities[partition] = capacity
     this.end += capacity
@@ -357,6 +442,8 @@ export class VectorPartitions implements VectorHolder {
       const length = Math.max(positions, Math.ceil(this.slotAt.length * 1.25))
       this.slotAt = grown(this.slotAt, new Uint32Array(length))
       this.scaleAt = grown(this.scaleAt, new Float32Array(length))
+      this.lastSlotAt = grown(this.lastSlotAt, new Uint32Array(length))
+      this.partitionAt = grown(this.partitionAt, new Uint16Array(length))
     }
   }
 
@@ -373,7 +460,7 @@ export class VectorPartitions implements VectorHolder {
   }
 }
 
-function grown<T extends Uint32Array | Float32Array>(from: T, to: T): T {
+function grown<T extends Uint32Array | Uint16Array | Float32Array>(from: T, to: T): T {
   to.set(from)
   return to
 }
@@ -383,6 +470,25 @@ function liveSlotsOf(documents: Documents): Uint32Array {
   let at = 0
   for (let slot = 0; slot < documents.ids.length; slot++) if (documents.alive.values[slot] === 1) live[at++] = slot
   return live
+}
+
+/** FNV-1a over a vector's components and its scale's bits. */
+function vectorHash(components: Int8Array, scale: number): number {
+  let hash = 2166136261
+  for (let at = 0; at < components.length; at++) hash = Math.imul(hash ^ (components[at]! & 0xff), 16777619)
+  return Math.imul(hash ^ scaleBits(scale), 16777619) >>> 0
+}
+
+const scaleView = new Float32Array(1)
+const scaleBitsView = new Uint32Array(scaleView.buffer)
+function scaleBits(scale: number): number {
+  scaleView[0] = scale
+  return scaleBitsView[0]!
+}
+
+function equalBytes(a: Int8Array, b: Int8Array): boolean {
+  for (let at = 0; at < a.length; at++) if (a[at] !== b[at]) return false
+  return true
 }
 
 /** The index of the greatest score times its scale. */

@@ -30,4 +30,18 @@ describe('the Int8 dot product kernel', () => {
     dotsFrom(0, chunks, first, count - first, out, base, dimensions)
     expect(Array.from(new Int32Array(memory.buffer, out, count - first))).toEqual(expected.slice(first))
   })
+
+  it('computes an odd count (two vectors a pass, the last alone) and the extremes of Int8 exactly', () => {
+    const memory = new WebAssembly.Memory({ initial: 4 })
+    const expected = laidOut(memory, dimensions, count, base)
+    const dotsFrom = dotProductsOver(memory)
+    for (const asked of [1, 2, 3, 7]) {
+      dotsFrom(0, chunks, 0, asked, out, base, dimensions)
+      expect(Array.from(new Int32Array(memory.buffer, out, asked))).toEqual(expected.slice(0, asked))
+    }
+    // Every component -128, the query's too: each product 16,384, their sum 1,638,400.
+    new Int8Array(memory.buffer).fill(-128, 0, dimensions).fill(-128, base, base + 3 * dimensions)
+    dotsFrom(0, chunks, 0, 3, out, base, dimensions)
+    expect(Array.from(new Int32Array(memory.buffer, out, 3))).toEqual([1_638_400, 1_638_400, 1_638_400])
+  })
 })

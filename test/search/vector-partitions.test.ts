@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { parseGffs } from '../../src/gffs/parse.js'
 import { Documents } from '../../src/resident/documents.js'
+import { prefilterOf } from '../../src/resident/prefilter.js'
 import { VectorPartitions } from '../../src/resident/vector-partitions.js'
 import { exactHits, unitOf } from '../../src/resident/vector-ranking.js'
 
@@ -50,6 +52,45 @@ describe('the nearest vectors among a prefilter\'s slots', () => {
     // Tied with the 200 added, which ten are kept is the scan's order, not ids' (`VectorPartitions`).
     expect(hits.every((hit) => hit.id.startsWith('new'))).toBe(true)
     expect(hits.map((hit) => hit.score)).toEqual(exactHits(documents, unitOf(vector, DIMENSIONS), after, 10).map((hit) => hit.score))
+  })
+})
+
+describe('vectors that many slots share', () => {
+  // As with the default embedder the persons of a role whose names no word vector knows.
+  const random = vectorsFrom(23)
+  const shared = [random(), random(), random()]
+  const documents = documentsOf(12_000, () => random())
+  for (let n = 0; n < 9_000; n++) documents.put({ id: `s${String(n).padStart(6, '0')}`, fields: { type: n % 2 === 0 ? 'even' : 'odd' }, tokens: [], names: [], vector: shared[n % 3]! })
+  const partitions = VectorPartitions.trained(documents)
+  const live = Uint32Array.from(documents.ids.keys())
+
+  it('are held once each, and their slots found as exact search finds them: the first placed of those tied kept first', () => {
+    expect(partitions.distinctVectors).toBe(12_000 + 3)
+    for (const vector of shared) {
+      const hits = partitions.nearest(vector, null, 100, 0)
+      const exact = exactHits(documents, unitOf(vector, DIMENSIONS), live, 100)
+      expect(hits.map((hit) => hit.score)).toEqual(exact.map((hit) => hit.score))
+      // Tied, the first 100 of the 3,000 placed with it (ids in slot order): exact search's tie order too.
+      expect(hits.map((hit) => hit.id)).toEqual(exact.map((hit) => hit.id))
+      expect(new Set(hits.map((hit) => hit.id.slice(0, 1)))).toEqual(new Set(['s']))
+    }
+  })
+
+  it('are offered past those a prefilter refuses or that were removed, and join their vector\'s slots when written later', () => {
+    const vector = shared[0]!
+    const odd = prefilterOf(documents, parseGffs('type:odd', { allowFreeText: false }).qualifiers)
+    const hits = partitions.nearest(vector, odd, 50, 0)
+    expect(hits).toHaveLength(50)
+    expect(hits.every((hit) => documents.fields.type.values[documents.fields.type.codes.values[documents.slotOf.get(hit.id)!]!] === 'odd')).toBe(true)
+    const first = partitions.nearest(vector, null, 10, 0).map((hit) => hit.id)
+    documents.remove(first[0]!)
+    documents.put({ id: 't-late', fields: {}, tokens: [], names: [], vector })
+    partitions.add(documents.slotOf.get('t-late')!)
+    expect(partitions.distinctVectors).toBe(12_000 + 3)
+    const after = partitions.nearest(vector, null, 3_000, 0).map((hit) => hit.id)
+    expect(after).not.toContain(first[0])
+    expect(after).toContain('t-late')
+    expect(partitions.vectorOf(documents.slotOf.get('t-late')!)).toEqual(partitions.vectorOf(documents.slotOf.get(first[1]!)!))
   })
 })
 
