@@ -75,6 +75,7 @@ export async function followIndexingLock({ db, onAcquired, onLost, checkEveryMs 
   // read: a renewal answered in time is read first (setImmediate runs after I/O), then the deadline.
   const expire = () =>
     setImmediate(() => {
+      if (closed) return
       const left = deadline - performance.now()
       if (left <= 0) return lose()
       // Renewed meanwhile, or the timer fired early (it counts from the loop's cached time).

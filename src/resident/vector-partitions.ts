@@ -82,8 +82,8 @@ export class VectorPartitions implements VectorHolder {
   /** By slot: the next slot sharing its position, or `NONE`. */
   private nextSharing = new Uint32Array(0)
   /** The first slot of each position (plus one; 0 is empty), by a hash of its vector: open addressing, at most half full. */
-  private positionsByVector = new Uint32Array(0)
-  private positions = 0
+  private firstSlotsByVector = new Uint32Array(0)
+  private distinct = 0
   /** By slot: the position of its vector (that of a dead slot, until compaction, or none). */
   private positionOf = new Uint32Array(0)
   /** Positions taken, holes of moved partitions included. */
@@ -209,7 +209,7 @@ export class VectorPartitions implements VectorHolder {
 
   /** How many distinct vectors the partitions hold: each once, however many slots share it. */
   get distinctVectors(): number {
-    return this.positions
+    return this.distinct
   }
 
   /** Adds a slot's vector (put in documents since) to its nearest partition, or to the position holding it already. */
@@ -387,13 +387,13 @@ export class VectorPartitions implements VectorHolder {
     const { documents } = this
     const components = documents.vectorOf(slot)
     const scale = documents.vectorScales.values[slot]!
-    if (2 * (this.positions + 1) > this.positionsByVector.length) this.rehash()
-    const mask = this.positionsByVector.length - 1
+    if (2 * (this.distinct + 1) > this.firstSlotsByVector.length) this.rehash()
+    const mask = this.firstSlotsByVector.length - 1
     for (let at = vectorHash(components, scale) & mask; ; at = (at + 1) & mask) {
-      const entry = this.positionsByVector[at]!
+      const entry = this.firstSlotsByVector[at]!
       if (entry === 0) {
-        this.positionsByVector[at] = slot + 1
-        this.positions++
+        this.firstSlotsByVector[at] = slot + 1
+        this.distinct++
         return slot
       }
       const first = entry - 1
@@ -401,19 +401,19 @@ export class VectorPartitions implements VectorHolder {
     }
   }
 
-  /** The table of first slots, at most a quarter full, made again from what it held. */
+  /** The table of first slots made again, a quarter full, from what it held. */
   private rehash(): void {
-    const old = this.positionsByVector
-    const size = Math.max(1024, 2 ** Math.ceil(Math.log2(4 * (this.positions + 1))))
-    this.positionsByVector = new Uint32Array(size)
+    const old = this.firstSlotsByVector
+    const size = Math.max(1024, 2 ** Math.ceil(Math.log2(4 * (this.distinct + 1))))
+    this.firstSlotsByVector = new Uint32Array(size)
     const { documents } = this
     const mask = size - 1
     for (const entry of old) {
       if (entry === 0) continue
       const first = entry - 1
       let at = vectorHash(documents.vectorOf(first), documents.vectorScales.values[first]!) & mask
-      while (this.positionsByVector[at] !== 0) at = (at + 1) & mask
-      this.positionsByVector[at] = entry
+      while (this.firstSlotsByVector[at] !== 0) at = (at + 1) & mask
+      this.firstSlotsByVector[at] = entry
     }
   }
 

@@ -31,6 +31,12 @@ afterAll(async () => {
   await bouncer?.stop()
 })
 
+it('refuses a lease no longer than a check, which would run out between its renewals', async () => {
+  const options = { db: {} as Kysely<any>, onAcquired: () => {}, onLost: () => {}, checkEveryMs: 1000 }
+  await expect(followIndexingLock({ ...options, leaseMs: 1000 })).rejects.toThrow(RangeError)
+  await expect(followIndexingLock({ ...options, leaseMs: 500 })).rejects.toThrow(/leaseMs \(500\) must be longer than checkEveryMs \(1000\)/)
+})
+
 for (const connection of connections) {
   describe.skipIf(connection.skipReason !== null)(`the indexing lease, ${connection.name}${connection.skipReason ? ` (skipped: ${connection.skipReason})` : ''}`, () => {
     const cleanups: (() => Promise<void>)[] = []
