@@ -139,7 +139,7 @@ export class VectorPartitions implements VectorHolder {
   private static placed(documents: Documents, centroids: Int8Array, scales: Float32Array, trainedFor: number, live: Uint32Array): VectorPartitions {
     const partitions = new VectorPartitions(documents, centroids, scales, trainedFor)
     // A slot whose vector an earlier one holds shares its position (and partition): not counted again.
-    partitions.nextSharing = new Uint32Array(documents.ids.length).fill(NONE)
+    partitions.reserveSlots(documents.ids.length)
     const firstWith = Uint32Array.from(live, (slot) => partitions.firstSlotWith(slot))
     const nearest = Uint32Array.from(live, (slot, at) => (firstWith[at] === slot ? partitions.partitionOf(slot) : NONE))
     for (const partition of nearest) if (partition !== NONE) partitions.lengths[partition]!++
@@ -216,7 +216,7 @@ export class VectorPartitions implements VectorHolder {
   add(slot: number): void {
     this.gathered.clear()
     this.gatheredBytes = 0
-    if (slot >= this.nextSharing.length) this.nextSharing = grown(this.nextSharing, new Uint32Array(Math.max(slot + 1, Math.ceil(this.nextSharing.length * 1.25))).fill(NONE))
+    this.reserveSlots(slot + 1)
     const first = this.firstSlotWith(slot)
     if (first !== slot) return this.share(first, slot)
     const partition = this.partitionOf(slot)
@@ -360,7 +360,7 @@ export class VectorPartitions implements VectorHolder {
     const { dimensions } = this.documents
     const position = this.starts[partition]! + this.lengths[partition]!++
     this.slotsIn[partition]!++
-    this.setPosition(slot, position)
+    this.positionOf[slot] = position
     this.bytes.set(this.documents.vectorOf(slot), this.vectorsAt + position * dimensions)
     this.slotAt[position] = slot
     this.lastSlotAt[position] = slot
@@ -371,15 +371,18 @@ export class VectorPartitions implements VectorHolder {
   /** `slot` put at the end of the chain of `first`'s position, whose vector is its own. */
   private share(first: number, slot: number): void {
     const position = this.positionOf[first]!
-    this.setPosition(slot, position)
+    this.positionOf[slot] = position
     this.nextSharing[this.lastSlotAt[position]!] = slot
     this.lastSlotAt[position] = slot
     this.slotsIn[this.partitionAt[position]!]!++
   }
 
-  private setPosition(slot: number, position: number): void {
-    if (slot >= this.positionOf.length) this.positionOf = grown(this.positionOf, new Uint32Array(Math.max(slot + 1, Math.ceil(this.positionOf.length * 1.25))))
-    this.positionOf[slot] = position
+  /** Room for `slots` slots in the columns by slot (`positionOf`, `nextSharing`: a slot shares nothing until chained). */
+  private reserveSlots(slots: number): void {
+    if (slots <= this.positionOf.length) return
+    const length = Math.max(slots, Math.ceil(this.positionOf.length * 1.25))
+    this.positionOf = grown(this.positionOf, new Uint32Array(length))
+    this.nextSharing = grown(this.nextSharing, new Uint32Array(length).fill(NONE))
   }
 
   /** The first slot whose vector (components and scale) is `slot`'s; `slot` itself when none is, then recorded as the first with it. */
