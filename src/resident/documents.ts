@@ -1,7 +1,8 @@
 import type { ContractField } from '../contract/fields.js'
 import type { IndexedEntity } from '../ports/search-index.js'
 import { GramPostings } from './gram-postings.js'
-import { Growable, growableFloat32, growableInt8, growableUint16, growableUint32, growableUint8, PackedLists, pushQuantized, quantizeInto, setBit } from './growable.js'
+import { Growable, growableFloat32, growableInt8, growableUint16, growableUint32, growableUint8, PackedLists, pushQuantized, quantizeInto, setBit, stringOfUnits } from './growable.js'
+import { IdColumn } from './id-column.js'
 import { TermDictionary } from './term-dictionary.js'
 
 /**
@@ -45,6 +46,9 @@ export class FieldColumn {
   }
 }
 
+/** The units an id is given room for when a load reserves its slots (the catalogue's are 6 to 10). */
+const UNITS_AN_ID = 12
+
 /** What holds the vectors once the documents have handed them over (`Documents.handVectorsTo`). */
 export interface VectorHolder {
   /** A slot's Int8 components, as a view valid until the holder's next write. */
@@ -65,8 +69,7 @@ export interface LiveStatistics {
  * memory; cosine similarity keeps two to three decimals).
  */
 export class Documents {
-  readonly ids: string[] = []
-  readonly slotOf = new Map<string, number>()
+  readonly ids = new IdColumn()
   readonly alive = growableUint8()
   readonly fields = Object.fromEntries(KEPT_FIELDS.map((field) => [field, new FieldColumn()])) as Record<KeptField, FieldColumn>
   readonly tokens = new TermDictionary()
@@ -117,6 +120,7 @@ export class Documents {
 
   /** Room for `count` more documents in the columns of one value a slot (`loaded` lets what is left go). */
   reserve(count: number): void {
+    this.ids.reserve(count, UNITS_AN_ID)
     for (const column of [this.alive, this.tokenStarts, this.tokenLengths, this.nameLengths, this.namesStarts, this.vectorScales]) column.reserve(count)
     for (const field of KEPT_FIELDS) this.fields[field].codes.reserve(count)
     this.namedSlots.reserve(Math.ceil(count / 32))
@@ -151,9 +155,7 @@ export class Documents {
   /** Adds an entity's current version (its earlier one, if any, dies). */
   put(entity: IndexedEntity): void {
     this.remove(entity.id)
-    const slot = this.ids.length
-    this.ids.push(entity.id)
-    this.slotOf.set(entity.id, slot)
+    const slot = this.ids.push(entity.id)
     this.alive.push(1)
     const { loading } = this
     for (const field of KEPT_FIELDS) this.fields[field].push(slot, entity.fields[field], loading === null)
@@ -182,10 +184,15 @@ export class Documents {
     }
   }
 
+  /** The live slot of the entity `id`, if any. */
+  slotOf(id: string): number | undefined {
+    const slot = this.ids.lastSlotOf(id)
+    return slot >= 0 && this.alive.values[slot] === 1 ? slot : undefined
+  }
+
   remove(id: string): void {
-    const slot = this.slotOf.get(id)
+    const slot = this.slotOf(id)
     if (slot === undefined) return
-    this.slotOf.delete(id)
     this.alive.values[slot] = 0
     this.dead++
     // While loading, no posting counts it yet.
@@ -206,7 +213,7 @@ export class Documents {
     }
     const scale = this.vectorScales.values[slot]!
     const vector = Float32Array.from(this.vectorOf(slot), (component) => component * scale)
-    return { id: this.ids[slot]!, fields, tokens: this.tokensOf(slot), names: this.namesOf(slot), vector }
+    return { id: this.ids.at(slot), fields, tokens: this.tokensOf(slot), names: this.namesOf(slot), vector }
   }
 
   /** A slot's name words, from the joined text that trigram scores read. */
@@ -215,12 +222,9 @@ export class Documents {
     return text === '' ? [] : text.split(' ')
   }
 
-  /** A slot's names joined by spaces, as a string again (a few thousand units at a time: `fromCharCode` takes them as arguments). */
+  /** A slot's names joined by spaces, as a string again. */
   namesTextOf(slot: number): string {
-    const end = this.namesStarts.values[slot + 1]!
-    let text = ''
-    for (let from = this.namesStarts.values[slot]!; from < end; from += 4096) text += String.fromCharCode(...this.namesUnits.values.subarray(from, Math.min(from + 4096, end)))
-    return text
+    return stringOfUnits(this.namesUnits.values, this.namesStarts.values[slot]!, this.namesStarts.values[slot + 1]!)
   }
 
   /** Ends a load (`forLoad`): the postings of every live slot made at once, and the columns' slack let go (they grew by half again each time). */
@@ -236,6 +240,7 @@ export class Documents {
     for (const field of KEPT_FIELDS) this.fields[field].index(alive, slots)
     for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.tokenLengths, this.nameLengths, this.namedSlots, this.namesUnits, this.namesStarts, this.vectors, this.vectorScales]) column.trim()
     for (const field of KEPT_FIELDS) this.fields[field].codes.trim()
+    this.ids.trim()
   }
 
   tokensOf(slot: number): string[] {

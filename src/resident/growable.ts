@@ -41,11 +41,25 @@ export class Growable<T extends Numbers> {
   }
 }
 
-export const growableInt8 = () => new Growable((length) => new Int8Array(length))
-export const growableUint8 = (values?: Uint8Array) => new Growable((length) => new Uint8Array(length), values)
-export const growableUint16 = () => new Growable((length) => new Uint16Array(length))
-export const growableUint32 = (values?: Uint32Array) => new Growable((length) => new Uint32Array(length), values)
-export const growableFloat32 = () => new Growable((length) => new Float32Array(length))
+// One maker of each kind, shared: a closure made for each of the index's 200,000 postings lists was
+// as many more objects for V8's collections to mark.
+const makeInt8 = (length: number) => new Int8Array(length)
+const makeUint8 = (length: number) => new Uint8Array(length)
+const makeUint16 = (length: number) => new Uint16Array(length)
+const makeUint32 = (length: number) => new Uint32Array(length)
+const makeFloat32 = (length: number) => new Float32Array(length)
+export const growableInt8 = () => new Growable(makeInt8)
+export const growableUint8 = (values?: Uint8Array) => new Growable(makeUint8, values)
+export const growableUint16 = () => new Growable(makeUint16)
+export const growableUint32 = (values?: Uint32Array) => new Growable(makeUint32, values)
+export const growableFloat32 = () => new Growable(makeFloat32)
+
+/** UTF-16 units as a string again (a few thousand at a time: `fromCharCode` takes them as arguments). */
+export function stringOfUnits(units: Uint16Array, from: number, end: number): string {
+  let text = ''
+  for (; from < end; from += 4096) text += String.fromCharCode(...units.subarray(from, Math.min(from + 4096, end)))
+  return text
+}
 
 /** Sets bit `index` of a bitset kept in 32-bit words. */
 export function setBit(words: Uint32Array, index: number): void {

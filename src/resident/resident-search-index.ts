@@ -72,7 +72,7 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
     }
     for (const entity of upserts) {
       documents.put(entity)
-      partitions?.add(documents.slotOf.get(entity.id)!)
+      partitions?.add(documents.slotOf(entity.id)!)
       if ((entity.passages?.length ?? 0) > 0) withPassages.add(entity.id)
       else withPassages.delete(entity.id)
     }

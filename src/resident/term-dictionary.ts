@@ -20,6 +20,12 @@ export interface Term {
   leastLength: number
 }
 
+/**
+ * `leastLength` before any document is listed: longer than any field, and a small integer, which V8
+ * keeps in the object itself (`Infinity` was a number object of its own for each of 100,000 terms).
+ */
+const LONGEST = 0x3fffffff
+
 /** Each slot's term numbers, repeats counted: slot s's are `terms[starts[s] .. starts[s + 1]]`. */
 export interface ForwardTerms {
   starts: Uint32Array
@@ -45,7 +51,7 @@ export class TermDictionary {
   termOf(text: string): Term {
     let term = this.terms.get(text)
     if (term === undefined) {
-      term = { text, number: this.list.length, documents: growableUint32(), counts: growableUint8(), holders: 0, mostCount: 0, leastLength: Infinity }
+      term = { text, number: this.list.length, documents: growableUint32(), counts: growableUint8(), holders: 0, mostCount: 0, leastLength: LONGEST }
       this.terms.set(text, term)
       this.list.push(term)
       for (const gram of new Set(paddedGramsOf(text))) {

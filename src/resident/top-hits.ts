@@ -1,4 +1,5 @@
 import type { TextHit } from '../ports/search-index.js'
+import type { IdColumn } from './id-column.js'
 
 /**
  * The best `limit` slots seen, by score and then id (`bestFirst`): a binary heap whose root is the
@@ -11,7 +12,7 @@ export class TopHits {
 
   constructor(
     private readonly limit: number,
-    private readonly ids: readonly string[],
+    private readonly ids: IdColumn,
   ) {}
 
   offer(slot: number, score: number, matched = 0): void {
@@ -47,12 +48,12 @@ export class TopHits {
 
   /** What was kept, in no order. */
   hits(): TextHit[] {
-    return this.slots.map((slot, at) => ({ id: this.ids[slot]!, score: this.scores[at]!, matched: this.matched[at]! }))
+    return this.slots.map((slot, at) => ({ id: this.ids.at(slot), score: this.scores[at]!, matched: this.matched[at]! }))
   }
 
   /** Whether (score, slot) ranks before (otherScore, otherSlot). */
   private better(score: number, slot: number, otherScore: number, otherSlot: number): boolean {
-    return score > otherScore || (score === otherScore && this.ids[slot]! < this.ids[otherSlot]!)
+    return score > otherScore || (score === otherScore && this.ids.compare(slot, otherSlot) < 0)
   }
 
   private up(at: number): void {

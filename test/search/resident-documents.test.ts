@@ -29,7 +29,7 @@ function postingsOf(documents: Documents) {
         return [term.text, { holders: term.holders, postings: postings.filter(([slot]) => documents.alive.values[slot!] === 1) }]
       }),
     )
-  const grams = new Set(documents.ids.flatMap((_, slot) => trigramsOf(documents.namesTextOf(slot))))
+  const grams = new Set(Array.from({ length: documents.ids.length }, (_, slot) => slot).flatMap((slot) => trigramsOf(documents.namesTextOf(slot))))
   return {
     tokens: terms(documents.tokens),
     names: terms(documents.names),
@@ -64,7 +64,7 @@ describe("the resident index's documents, loaded", () => {
     expect(postingsOf(loaded)).toEqual(postingsOf(oneByOne))
     for (const documents of [loaded, oneByOne]) expectBoundsHold(documents)
     expect(namedSlotsOf(loaded)).toEqual(namedSlotsOf(oneByOne))
-    expect(loaded.entityAt(loaded.slotOf.get('e3')!)).toEqual(oneByOne.entityAt(oneByOne.slotOf.get('e3')!))
+    expect(loaded.entityAt(loaded.slotOf('e3')!)).toEqual(oneByOne.entityAt(oneByOne.slotOf('e3')!))
   })
 })
 
@@ -89,7 +89,7 @@ function expectBoundsHold(documents: Documents) {
 
 /** The slots whose bit says they have names. */
 function namedSlotsOf(documents: Documents): number[] {
-  return documents.ids.map((_, slot) => slot).filter((slot) => (documents.namedSlots.values[slot >>> 5]! & (1 << (slot & 31))) !== 0)
+  return Array.from({ length: documents.ids.length }, (_, slot) => slot).filter((slot) => (documents.namedSlots.values[slot >>> 5]! & (1 << (slot & 31))) !== 0)
 }
 
 describe("the resident index's documents, their names' bits", () => {

@@ -125,7 +125,7 @@ describe("the resident index's full text under a prefilter", () => {
   documents.remove('e040')
   const query = (...typed: string[]): TextQuery => ({ words: typed.map((token) => queryWord(token, token === 'smith' ? ['smith'] : [])), phrases: [] })
   const prefilter = (filter: string) => prefilterOf(documents, parseGffs(filter, { allowFreeText: false }).qualifiers)
-  const allows = (filter: string, id: string) => prefilter(filter)!.allows(documents.slotOf.get(id)!)
+  const allows = (filter: string, id: string) => prefilter(filter)!.allows(documents.slotOf(id)!)
 
   it('finds what ranking with none finds among the slots the prefilter allows, scores included, whether it marks the slots it keeps or asks it of each posting', () => {
     // A prefilter listing fewer slots than the words' postings marks them (`type:rare`, `type:common` for `every`), a broader one is asked (`type:common` for `some`), as one naming no values is (a negation).
@@ -296,7 +296,7 @@ describe("the resident index's full text, common words pruned", () => {
     // Of the best 150, some hold the common word and names, not the rare word: what the pruned
     // steps must still score for the slots with names.
     const best = rankText(documents, queries[1]![1], null, 150)
-    const withoutRare = best.filter((hit) => !documents.tokensOf(documents.slotOf.get(hit.id)!).includes('senate'))
+    const withoutRare = best.filter((hit) => !documents.tokensOf(documents.slotOf(hit.id)!).includes('senate'))
     expect(withoutRare.length).toBeGreaterThan(0)
     expect(best.length - withoutRare.length).toBeGreaterThan(0)
   })

@@ -25,7 +25,7 @@ describe('the nearest vectors among a prefilter\'s slots', () => {
   const vectorOf = vectorsFrom(17)
   const documents = documentsOf(25_000, vectorOf)
   const partitions = VectorPartitions.trained(documents)
-  const slotsOf = (type: string) => Uint32Array.from(documents.ids.flatMap((_, slot) => (documents.fields.type.values[documents.fields.type.codes.values[slot]!] === type ? [slot] : [])))
+  const slotsOf = (type: string) => Uint32Array.from(Array.from({ length: documents.ids.length }, (_, slot) => slot).flatMap((slot) => (documents.fields.type.values[documents.fields.type.codes.values[slot]!] === type ? [slot] : [])))
 
   it('are those exact search finds among them, asked once or again (their vectors gathered)', () => {
     const common = slotsOf('common')
@@ -45,7 +45,7 @@ describe('the nearest vectors among a prefilter\'s slots', () => {
     // The query itself, added: the nearest there is, in a partition that moves when full (its room: an eighth more than it held).
     for (let n = 0; n < 200; n++) {
       documents.put({ id: `new${n}`, fields: { type: 'rare' }, tokens: [], names: [], vector })
-      partitions.add(documents.slotOf.get(`new${n}`)!)
+      partitions.add(documents.slotOf(`new${n}`)!)
     }
     const after = slotsOf('rare')
     const hits = partitions.nearestAmong(vector, after, 10)
@@ -62,7 +62,7 @@ describe('vectors that many slots share', () => {
   const documents = documentsOf(12_000, () => random())
   for (let n = 0; n < 9_000; n++) documents.put({ id: `s${String(n).padStart(6, '0')}`, fields: { type: n % 2 === 0 ? 'even' : 'odd' }, tokens: [], names: [], vector: shared[n % 3]! })
   const partitions = VectorPartitions.trained(documents)
-  const live = Uint32Array.from(documents.ids.keys())
+  const live = Uint32Array.from({ length: documents.ids.length }, (_, slot) => slot)
 
   it('are held once each, and their slots found as exact search finds them: the first placed of those tied kept first', () => {
     expect(partitions.distinctVectors).toBe(12_000 + 3)
@@ -81,16 +81,16 @@ describe('vectors that many slots share', () => {
     const odd = prefilterOf(documents, parseGffs('type:odd', { allowFreeText: false }).qualifiers)
     const hits = partitions.nearest(vector, odd, 50, 0)
     expect(hits).toHaveLength(50)
-    expect(hits.every((hit) => documents.fields.type.values[documents.fields.type.codes.values[documents.slotOf.get(hit.id)!]!] === 'odd')).toBe(true)
+    expect(hits.every((hit) => documents.fields.type.values[documents.fields.type.codes.values[documents.slotOf(hit.id)!]!] === 'odd')).toBe(true)
     const first = partitions.nearest(vector, null, 10, 0).map((hit) => hit.id)
     documents.remove(first[0]!)
     documents.put({ id: 't-late', fields: {}, tokens: [], names: [], vector })
-    partitions.add(documents.slotOf.get('t-late')!)
+    partitions.add(documents.slotOf('t-late')!)
     expect(partitions.distinctVectors).toBe(12_000 + 3)
     const after = partitions.nearest(vector, null, 3_000, 0).map((hit) => hit.id)
     expect(after).not.toContain(first[0])
     expect(after).toContain('t-late')
-    expect(partitions.vectorOf(documents.slotOf.get('t-late')!)).toEqual(partitions.vectorOf(documents.slotOf.get(first[1]!)!))
+    expect(partitions.vectorOf(documents.slotOf('t-late')!)).toEqual(partitions.vectorOf(documents.slotOf(first[1]!)!))
   })
 })
 
@@ -99,18 +99,18 @@ describe('the vectors the partitions take from the documents', () => {
     const vectorOf = vectorsFrom(5)
     const documents = documentsOf(300, vectorOf)
     const asPut = (slot: number) => documents.entityAt(slot).vector
-    const before = documents.ids.map((_, slot) => asPut(slot))
+    const before = Array.from({ length: documents.ids.length }, (_, slot) => asPut(slot))
     let partitions = VectorPartitions.trained(documents)
-    expect(documents.ids.map((_, slot) => asPut(slot))).toEqual(before)
+    expect(Array.from({ length: documents.ids.length }, (_, slot) => asPut(slot))).toEqual(before)
     // Past four times what they were trained for: each vector added to its partition (partitions moved when full), then trained again.
     for (let n = 300; n < 1_300; n++) {
       documents.put({ id: `w${n}`, fields: {}, tokens: [], names: [], vector: vectorOf() })
       before.push(asPut(n))
       partitions.add(n)
     }
-    expect(documents.ids.map((_, slot) => asPut(slot))).toEqual(before)
+    expect(Array.from({ length: documents.ids.length }, (_, slot) => asPut(slot))).toEqual(before)
     partitions = VectorPartitions.trained(documents)
-    expect(documents.ids.map((_, slot) => asPut(slot))).toEqual(before)
+    expect(Array.from({ length: documents.ids.length }, (_, slot) => asPut(slot))).toEqual(before)
     expect(partitions.vectorOf(1_000)).toEqual(documents.vectorOf(1_000))
   })
 })
