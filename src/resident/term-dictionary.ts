@@ -1,4 +1,5 @@
 import { editDistance, trigramsOf } from '../search/text.js'
+import { setNewest } from '../bounded-map.js'
 import { type Growable, growableUint32, growableUint8, PackedLists } from './growable.js'
 
 /** One term of a field: the documents that hold it (dead ones too, until compaction) and how often. */
@@ -26,6 +27,9 @@ export interface Term {
  */
 const LONGEST = 0x3fffffff
 
+/** The most words whose near terms a dictionary keeps (`nearAnswers`): some 10,000 terms' references each at most. */
+const NEAR_ANSWERS_KEPT = 4096
+
 /** Each slot's term numbers, repeats counted: slot s's are `terms[starts[s] .. starts[s + 1]]`. */
 export interface ForwardTerms {
   starts: Uint32Array
@@ -46,6 +50,12 @@ export class TermDictionary {
    * edges count, so that a typo at either end still shares most.
    */
   private readonly termsByGram = new Map<string, Term[][]>()
+  /**
+   * `near`'s answers by allowance and word, until a term comes to be held or stops being held: the
+   * words people search for repeat (given names most: each of a name's forms is looked up), and a
+   * lookup walks thousands of trigram entries.
+   */
+  private readonly nearAnswers = new Map<string, readonly Term[]>()
 
   /** The term, made on first use. */
   termOf(text: string): Term {
@@ -71,7 +81,7 @@ export class TermDictionary {
       const counted = Math.min(count, 255)
       term.documents.push(slot)
       term.counts.push(counted)
-      term.holders++
+      if (term.holders++ === 0) this.nearAnswers.clear()
       listed(term, counted, length)
     }
   }
@@ -105,6 +115,7 @@ export class TermDictionary {
         occurrences[number] = 0
       }
     }
+    this.nearAnswers.clear()
     for (const term of this.list) {
       term.documents = growableUint32(packed.of(documents, term.number))
       term.counts = growableUint8(packed.of(counts, term.number))
@@ -114,7 +125,7 @@ export class TermDictionary {
 
   /** A document's terms no longer count as held (its postings stay until compaction, skipped as dead). */
   remove(counts: ReadonlyMap<string, number>): void {
-    for (const text of counts.keys()) this.terms.get(text)!.holders--
+    for (const text of counts.keys()) if (--this.terms.get(text)!.holders === 0) this.nearAnswers.clear()
   }
 
   /**
@@ -122,9 +133,18 @@ export class TermDictionary {
    * three of the padded trigrams, so such a term misses at most `3 * allowance` of any of the word's
    * distinct trigrams: of the rarest `3 * allowance + 2`, it holds two at least (or of fewer, one).
    * Only the terms (of a length within `allowance`) holding that many of them are compared, each
-   * once: a term met in one list alone is passed over without an edit distance.
+   * once: a term met in one list alone is passed over without an edit distance. Answers are kept
+   * (`nearAnswers`) until the held terms change.
    */
-  near(word: string, allowance: number): Term[] {
+  near(word: string, allowance: number): readonly Term[] {
+    const key = `${allowance} ${word}`
+    // The answer kept, or found, is made the newest kept: the least recently asked go first.
+    const found = this.nearAnswers.get(key) ?? this.nearAmongTerms(word, allowance)
+    setNewest(this.nearAnswers, key, found, NEAR_ANSWERS_KEPT)
+    return found
+  }
+
+  private nearAmongTerms(word: string, allowance: number): Term[] {
     const lowest = Math.max(0, word.length - allowance)
     const highest = word.length + allowance
     const listsByGram = [...new Set(paddedGramsOf(word))].map((gram) => {

@@ -376,7 +376,7 @@ function addPostings(term: Term, field: FieldStatistics, lengths: Uint32Array, b
 }
 
 /** The held terms of `dictionary` within a near form's allowance of it. */
-function nearTerms(dictionary: TermDictionary, { form, allowance }: NearForm): Term[] {
+function nearTerms(dictionary: TermDictionary, { form, allowance }: NearForm): readonly Term[] {
   if (allowance > 0) return dictionary.near(form, allowance)
   const held = dictionary.terms.get(form)
   return held !== undefined && held.holders > 0 ? [held] : []

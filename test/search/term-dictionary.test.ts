@@ -27,4 +27,21 @@ describe("the terms' near terms (typos)", () => {
       }
     }
   })
+
+  it('are answered again as the held terms change: a term held anew, held no more, or loaded at once', () => {
+    const dictionary = new TermDictionary()
+    const texts = (terms: readonly { text: string }[]) => terms.map((term) => term.text).sort()
+    dictionary.add(0, new Map([['johnson', 1]]), 1)
+    expect(texts(dictionary.near('jonson', 1))).toEqual(['johnson'])
+    dictionary.add(1, new Map([['jonsson', 1]]), 1)
+    expect(texts(dictionary.near('jonson', 1))).toEqual(['johnson', 'jonsson'])
+    dictionary.remove(new Map([['johnson', 1]]))
+    expect(texts(dictionary.near('jonson', 1))).toEqual(['jonsson'])
+    // A term made (as a load makes them) but held by no document until its postings are made.
+    dictionary.termOf('jonsen')
+    expect(texts(dictionary.near('jonson', 1))).toEqual(['jonsson'])
+    dictionary.index({ starts: Uint32Array.of(0, 1, 2, 3), terms: Uint32Array.of(0, 1, 2) }, Uint8Array.of(1, 1, 1), 3)
+    expect(texts(dictionary.near('jonson', 1))).toEqual(['johnson', 'jonsen', 'jonsson'])
+    expect(texts(dictionary.near('jonson', 0))).toEqual([])
+  })
 })
