@@ -403,10 +403,9 @@ function clausesOf(lancedb: typeof import('@lancedb/lancedb'), { words, phrases 
     match(formsAt(words.flatMap((word) => word.near), fuzziness), 'tokens', { boost: MATCH_WEIGHTS.nearWord, fuzziness })
     match(formsAt(words.flatMap((word) => word.nearNames), fuzziness), NAMES, { boost: MATCH_WEIGHTS.nearWord, fuzziness })
   }
-  const names = withNames ? words.flatMap((word) => word.names) : []
-  match(names, NAMES, { boost: MATCH_WEIGHTS.name })
+  match(withNames ? words.flatMap((word) => word.names) : [], NAMES, { boost: MATCH_WEIGHTS.name })
   // Any trigram matches (the n-gram clause does not apply And): `fullText` keeps the rows that hold a word.
-  match(names.filter((name) => name.length >= 3), NAME_TRIGRAMS, { boost: MATCH_WEIGHTS.nameTrigram })
+  match(withNames ? words.flatMap((word) => word.nameParts) : [], NAME_TRIGRAMS, { boost: MATCH_WEIGHTS.nameTrigram })
   return { should, must: phrases.map((phrase) => () => new lancedb.PhraseQuery(phrase.join(' '), 'tokens')) }
 }
 

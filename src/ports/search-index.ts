@@ -70,11 +70,17 @@ export interface QueryWord {
    */
   nearNames: NearForm[]
   /**
-   * As `nameWords` makes it, with the other forms of a given name: matched against the name words
-   * whole, weighted above the other fields, and (3 letters or more) by trigrams, all of them (`klobu`
-   * finds Klobuchar).
+   * As `nameWords` makes it, with the other forms of a given name (its nicknames): matched against
+   * the name words whole, weighted above the other fields.
    */
   names: string[]
+  /**
+   * The names also matched by their parts: a name word holding all of one's trigrams matches it
+   * (`klobu` finds Klobuchar), and each trigram shared scores. The name as typed, of 3 letters or
+   * more: a given name's other forms are whole names, matched whole (`eli`, a form of `elias`, is
+   * no part of every Elizabeth's and Cornelius's name).
+   */
+  nameParts: string[]
 }
 
 /** What full-text search looks for; at least one word or phrase. */

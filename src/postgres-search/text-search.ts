@@ -137,7 +137,7 @@ async function passagesIndexed(db: Kysely<any>): Promise<boolean> {
 /** One side's hits, best first: every candidate scored, for `withPassageText` to merge before it cuts at `limit`. */
 async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, typedQuery: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]> {
   // Passages match the typed words alone: names are matched on the entity.
-  const query = side.exactWords ? { ...typedQuery, words: typedQuery.words.map(({ token }) => ({ token, near: [], nearNames: [], names: [] })) } : typedQuery
+  const query = side.exactWords ? { ...typedQuery, words: typedQuery.words.map(({ token }) => ({ token, near: [], nearNames: [], names: [], nameParts: [] })) } : typedQuery
   const typed = query.words.map((word) => word.token)
   const names = query.words.flatMap((word) => word.names)
   const everyWord = [...new Set(typed)]
@@ -155,7 +155,7 @@ async function rankSide(db: Kysely<any>, dialect: SqlDialect, side: TextSide, ty
     // A phrase no one can type matches nothing.
     if (matches.length < query.phrases.length) return []
   }
-  const partsOfNames = names.filter((name) => name.length >= 3)
+  const partsOfNames = query.words.flatMap((word) => word.nameParts)
   const terms = { tokens: [...typed, ...nearby], names: [...names, ...nearbyNames], trigrams: partsOfNames.flatMap(trigramsOf) }
   const known = await statisticsOf(db, side, terms)
   const count = Math.max(MIN_CANDIDATES, limit * CANDIDATES_PER_HIT)

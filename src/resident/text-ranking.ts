@@ -92,7 +92,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
   const nameLengths = documents.nameLengths.values
   const namesUnits = documents.namesUnits.values
   const namesStarts = documents.namesStarts.values
-  const typedGrams = new TypedGrams(query.words.flatMap((word) => word.names), gramField)
+  const typedGrams = new TypedGrams(query.words.flatMap((word) => word.nameParts), gramField)
   const admitted = admittedSlots(documents, prefilter, wordPostings(documents, query))
   const allowed = (slot: number) => admitted.marks[slot] === 1 && (admitted.broad === null || admitted.broad.allows(slot))
   typedGrams.claim()
@@ -239,9 +239,9 @@ function scoringSteps(documents: Documents, query: TextQuery, tokenField: FieldS
     for (const name of word.names) {
       const term = documents.names.terms.get(name)
       if (term !== undefined) postings([term], nameField, nameLengths, bit, MATCH_WEIGHTS.name)
-      // A part of a name: the names holding all its trigrams match the word (their trigram scores come later).
-      if (name.length >= 3) steps.push({ kind: 'grams', name, bit })
     }
+    // A part of a name: the names holding all its trigrams match the word (their trigram scores come later).
+    for (const part of word.nameParts) steps.push({ kind: 'grams', name: part, bit })
   })
   return steps
 }

@@ -73,10 +73,10 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
   }
   const typed = words.map((word) => {
     const { token, names } = word
-    const grams = names.map((name) => (name.length >= 3 ? trigramsOf(name) : []))
+    const grams = word.nameParts.map((part) => trigramsOf(part))
     return { token, names, forms: word.near.map(nearTest), nameForms: word.nearNames.map(nearTest), grams, distinctGrams: grams.map((each) => [...new Set(each)]) }
   })
-  const anyGrams = typed.some((word) => word.grams.some((grams) => grams.length > 0))
+  const anyGrams = typed.some((word) => word.grams.length > 0)
 
   return (entity) => {
     if (!phrases.every((phrase) => containsPhrase(entity.tokens, phrase))) return null
@@ -105,14 +105,15 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
         }
       }
       let holdsName = false
-      word.names.forEach((name, index) => {
+      for (const name of word.names) {
         score += MATCH_WEIGHTS.name * termScore(nameField, entity.names, name)
-        const grams = word.grams[index]!
-        const holdsGrams = grams.length > 0 && grams.every((gram) => trigramSet.has(gram))
-        holdsName ||= entity.names.includes(name) || holdsGrams
+        holdsName ||= entity.names.includes(name)
+      }
+      word.grams.forEach((grams, part) => {
+        holdsName ||= grams.every((gram) => trigramSet.has(gram))
         // Every shared trigram scores, as LanceDB's n-gram clause scores them, though only all of them
         // make a match: `Feterman` shares five of six with Fetterman, none with `veterans`.
-        for (const gram of word.distinctGrams[index]!) if (trigramSet.has(gram)) score += MATCH_WEIGHTS.nameTrigram * termScore(trigramField, trigrams, gram)
+        for (const gram of word.distinctGrams[part]!) if (trigramSet.has(gram)) score += MATCH_WEIGHTS.nameTrigram * termScore(trigramField, trigrams, gram)
       })
       if (exactWords ? occurrences.has(word.token) : holdsNear || holdsName) matched++
     }

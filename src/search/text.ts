@@ -81,13 +81,15 @@ export function typoAllowance(word: string): 0 | 1 | 2 {
 
 /**
  * A word as full text looks for it (`QueryWord`): `token`, its stem, near its typo allowance, and its
- * name forms. Given the word as the user `typed` it (lowercase, accents folded), its typos are looked
+ * name forms (`names`: the name as typed first, then its other forms; the first matched by its parts
+ * too). Given the word as the user `typed` it (lowercase, accents folded), its typos are looked
  * for as typed too; a word search derives (a relative, a place's title) has its token's allowance alone.
  */
 export function queryWord(token: string, names: string[] = [], typed?: string): QueryWord {
   const own = typoAllowance(token)
   const near: NearForm[] = own > 0 ? [{ form: token, allowance: own }] : []
-  if (typed === undefined) return { token, near, nearNames: [], names }
+  const nameParts = names.slice(0, 1).filter((name) => name.length >= 3)
+  if (typed === undefined) return { token, near, nearNames: [], names, nameParts }
   const asTyped = typoAllowance(typed)
   // Two letters swapped: one edit to whoever typed them, two to Levenshtein, and within two edits a
   // swap is found already. Undone and stemmed, a swap finds the stem the right word has.
@@ -96,7 +98,7 @@ export function queryWord(token: string, names: string[] = [], typed?: string): 
     swaps.delete(token)
     for (const form of swaps) near.push({ form, allowance: 0 })
   }
-  return { token, near, nearNames: asTyped > 0 ? [{ form: typed, allowance: asTyped }] : [], names }
+  return { token, near, nearNames: asTyped > 0 ? [{ form: typed, allowance: asTyped }] : [], names, nameParts }
 }
 
 /** `word` with each pair of adjacent letters swapped (`jonhson`: `ojnhson`, `jnohson`, `johnson`...), where they differ; letters as code points, never a surrogate's halves. */
@@ -163,5 +165,5 @@ export function editDistance(a: string, b: string, limit: number): number {
 export function matchesWord(word: QueryWord, tokens: readonly string[], names: readonly string[], nameTrigrams: ReadonlySet<string>): boolean {
   if (tokens.some((token) => token === word.token || word.near.some((form) => isNear(form, token)))) return true
   if (names.some((name) => word.nearNames.some((form) => isNear(form, name)))) return true
-  return word.names.some((name) => names.includes(name) || (name.length >= 3 && trigramsOf(name).every((gram) => nameTrigrams.has(gram))))
+  return word.names.some((name) => names.includes(name)) || word.nameParts.some((part) => trigramsOf(part).every((gram) => nameTrigrams.has(gram)))
 }

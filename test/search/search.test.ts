@@ -16,7 +16,7 @@ import { createIndexer, otherEmbedderOf, vectorsIdOf, type Indexer } from '../..
 import { createSearch, fuse, textQueryOf } from '../../src/search/search-service.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
 import { loadWordRelatives } from '../../src/node/word-relatives.js'
-import { matchesWord, queryWord, queryWords, tokenize } from '../../src/search/text.js'
+import { matchesWord, queryWord, queryWords, tokenize, trigramsOf } from '../../src/search/text.js'
 import { DEMO_RECORDS, importDemo, testRegistry } from '../support/demo.js'
 import { expectError, readDocument } from '../support/documents.js'
 import { bootstrapInterval, KINDS, measure, measureByKind, pairedDifference, PARTS, readRelevanceSet, RELEVANCE_SET } from './relevance.mjs'
@@ -395,10 +395,24 @@ describe('the typed words', () => {
     expect(queryWords('S. 1 and s 2').map((word) => word.name)).toEqual(['s', '1', 'and', 's', '2'])
   })
 
+  it("match a given name's other forms whole, and the name as typed by its parts too", () => {
+    const [bill] = textQueryOf(parseGffs('Bill Smith', { allowFreeText: true }).text, nicknames).words
+    expect(bill!.names).toEqual(expect.arrayContaining(['bill', 'william', 'willis']))
+    expect(bill!.nameParts).toEqual(['bill'])
+    const namesOf = (...names: string[]) => [names, new Set(trigramsOf(names.join(' ')))] as const
+    expect(matchesWord(bill!, [], ...namesOf('william', 'clinton'))).toBe(true)
+    // `william`, a form of Bill, is no part of Roger Williams's name: a name word that holds its trigrams is not Bill.
+    expect(matchesWord(bill!, [], ...namesOf('roger', 'williams'))).toBe(false)
+    expect(matchesWord(bill!, [], ...namesOf('billie', 'holiday'))).toBe(true)
+    const [klobu] = textQueryOf(parseGffs('Klobu', { allowFreeText: true }).text, nicknames).words
+    expect(klobu!.nameParts).toEqual(['klobu'])
+    expect(queryWord('ed', ['ed', 'edward']).nameParts).toEqual([])
+  })
+
   it('look for typos as typed: among the names as written, and two adjacent letters swapped', () => {
     const [klobucher, jonhson, nations] = textQueryOf(parseGffs('Klobucher Jonhson nations', { allowFreeText: true }).text, nicknames).words
     // The stem, `klobuch`, is two edits from `klobuchar`; as typed, the word is one from the name.
-    expect(klobucher).toEqual({ token: 'klobuch', near: [{ form: 'klobuch', allowance: 1 }], nearNames: [{ form: 'klobucher', allowance: 2 }], names: ['klobucher'] })
+    expect(klobucher).toEqual({ token: 'klobuch', near: [{ form: 'klobuch', allowance: 1 }], nearNames: [{ form: 'klobucher', allowance: 2 }], names: ['klobucher'], nameParts: ['klobucher'] })
     expect(matchesWord(klobucher!, ['ami', 'klobuchar'], ['amy', 'klobuchar'], new Set())).toBe(true)
     expect(matchesWord(klobucher!, ['klobuchar'], [], new Set())).toBe(false)
     // Seven letters allow one edit, and Levenshtein counts a swap as two.
@@ -412,7 +426,7 @@ describe('the typed words', () => {
     expect(matchesWord(downng!, ['troi', 'down'], ['troy', 'downing'], new Set())).toBe(true)
     expect(matchesWord(downng!, ['troi', 'down'], ['troy', 'downey'], new Set())).toBe(false)
     // A word search derives (a relative, a place's title) has its token's allowance alone.
-    expect(queryWord('klobuch')).toEqual({ token: 'klobuch', near: [{ form: 'klobuch', allowance: 1 }], nearNames: [], names: [] })
+    expect(queryWord('klobuch')).toEqual({ token: 'klobuch', near: [{ form: 'klobuch', allowance: 1 }], nearNames: [], names: [], nameParts: [] })
     expect(queryWord('farm').near).toEqual([])
     // Letters beyond 16 bits are swapped whole, never their surrogate halves.
     const [gothic] = textQueryOf(parseGffs('𐌰𐌱𐌲', { allowFreeText: true }).text, nicknames).words
