@@ -5,16 +5,16 @@ const EMPTY = 0
 
 /**
  * The documents' ids by slot, as UTF-16 units one slot after another (slot s's from `starts[s]` to
- * `starts[s + 1]`), and an open-addressing table from an id to the slots that took it. At 1,000,000
- * entities, the ids as JavaScript strings and a `Map` over them were half of the heap's objects, all
- * of which each major collection of V8 marks (some 200 ms at a time, which a query may wait through);
- * here they are three typed arrays. A slot keeps its id after it dies (an update takes a new slot),
- * until the documents are made again: `lastSlotOf` finds the newest.
+ * `starts[s + 1]`), and an open-addressing table from an id to the newest slot that took it. At
+ * 1,000,000 entities, the ids as JavaScript strings and a `Map` over them were half of the heap's
+ * objects, all of which each major collection of V8 marks (some 200 ms at a time, which a query may
+ * wait through); here they are three typed arrays. A slot keeps its id after it dies (an update takes
+ * a new slot, which takes the id's place in the table), until the documents are made again.
  */
 export class IdColumn {
   private readonly units = growableUint16()
   private readonly starts = growableUint32()
-  /** Slots plus one, by a hash of their ids; at most half full. */
+  /** The newest slot of each id, plus one, by a hash of the id; at most half full (no more ids than slots). */
   private table = new Uint32Array(16)
 
   constructor() {
@@ -39,7 +39,7 @@ export class IdColumn {
     for (let at = 0; at < id.length; at++) this.units.push(id.charCodeAt(at))
     this.starts.push(this.units.length)
     if (2 * (slot + 1) > this.table.length) this.rehash(2 * this.table.length)
-    else this.place(slot, hashOf(id))
+    else this.place(slot, id)
     return slot
   }
 
@@ -56,13 +56,7 @@ export class IdColumn {
 
   /** The newest slot that took `id` (alive or dead: the caller knows), or -1. */
   lastSlotOf(id: string): number {
-    const mask = this.table.length - 1
-    let last = -1
-    for (let at = hashOf(id) & mask; this.table[at] !== EMPTY; at = (at + 1) & mask) {
-      const slot = this.table[at]! - 1
-      if (slot > last && this.holds(slot, id)) last = slot
-    }
-    return last
+    return this.table[this.placeOf(id)]! - 1
   }
 
   /** Negative, zero or positive as slot `a`'s id sorts before, with or after slot `b`'s (as `<` compares strings: by UTF-16 units). */
@@ -87,19 +81,26 @@ export class IdColumn {
     return true
   }
 
-  private place(slot: number, hash: number): void {
+  /** Where `id`'s entry is in the table, or the empty place it would take. */
+  private placeOf(id: string): number {
     const mask = this.table.length - 1
-    let at = hash & mask
-    while (this.table[at] !== EMPTY) at = (at + 1) & mask
-    this.table[at] = slot + 1
+    let at = hashOf(id) & mask
+    while (this.table[at] !== EMPTY && !this.holds(this.table[at]! - 1, id)) at = (at + 1) & mask
+    return at
+  }
+
+  /** Makes `slot` the newest slot of its `id`. */
+  private place(slot: number, id: string): void {
+    this.table[this.placeOf(id)] = slot + 1
   }
 
   private rehash(least: number): void {
     let size = this.table.length
     while (size < least) size *= 2
     this.table = new Uint32Array(size)
-    // Each id a string again for a moment: the table grows by doubling, a load reserves it once.
-    for (let slot = 0; slot < this.length; slot++) this.place(slot, hashOf(this.at(slot)))
+    // Each id a string again for a moment: the table grows by doubling, a load reserves it once. In
+    // the order they were taken, so that each id's newest slot is the one left.
+    for (let slot = 0; slot < this.length; slot++) this.place(slot, this.at(slot))
   }
 }
 

@@ -26,6 +26,9 @@ describe('the resident index’s ids (IdColumn)', () => {
     column.reserve(10, 4)
     for (const id of ['a', 'b', 'a', 'c', 'a']) column.push(id)
     expect([column.lastSlotOf('a'), column.lastSlotOf('b'), column.lastSlotOf('c')]).toEqual([4, 1, 3])
+    // Taken again and again past the table's growth (and the rehashing it does): still the newest.
+    for (let n = 0; n < 200; n++) column.push(n % 3 === 0 ? 'b' : `x${n}`)
+    expect([column.lastSlotOf('a'), column.lastSlotOf('b'), column.lastSlotOf('c')]).toEqual([4, 203, 3])
   })
 
   it('orders slots as JavaScript orders their ids', () => {
