@@ -101,11 +101,10 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     const phrased = query.phrases.length > 0 ? phraseScores(documents, query.phrases, tokenField, allowed) : null
 
     const steps = scoringSteps(documents, query, tokenField, nameField)
-    const pruning = phrased === null ? pruningOf(steps, admitted, documents.namedSlots.values, limit) : null
-    for (const step of steps) {
-      if (step.kind === 'grams') markHoldingGrams(step.name, step.bit)
-      else addStep(step, admitted, pruning?.pruned.has(step) === true ? pruning : null)
-    }
+    const postingsSteps = steps.filter((step): step is PostingsStep => step.kind === 'postings')
+    const pruning = phrased === null ? pruningOf(postingsSteps, admitted, documents.namedSlots.values, limit, slots) : null
+    addSteps(postingsSteps, admitted, pruning, slots)
+    for (const step of steps) if (step.kind === 'grams') markHoldingGrams(step.name, step.bit)
 
     /** The slots whose names' text holds every trigram of `name`, from the trigrams' postings. */
     function markHoldingGrams(name: string, bit: number) {
@@ -246,20 +245,39 @@ function scoringSteps(documents: Documents, query: TextQuery, tokenField: FieldS
   return steps
 }
 
-/** A postings step's scores added, over every admitted slot, or with `pruning` over those it walks (`Pruning`). */
-function addStep(step: PostingsStep, admitted: AdmittedSlots, pruning: Pruning | null): void {
+/**
+ * How many slots a window of `addSteps` covers: their scratch (scores, masks, the fields' lengths,
+ * the near terms' best) stays in the processor's cache while every step adds to it (about half a
+ * megabyte), where a step at a time over every slot would fetch a slot's from memory once for each
+ * step that lists it: a name's given name is listed by five to eight steps (the token and the name,
+ * exact and near, each of its forms).
+ */
+const WINDOW_SLOTS = 1 << 14
+
+/**
+ * The steps' scores added in their order, over every admitted slot, or with `pruning` over those the
+ * pruned steps walk (`Pruning`): window by window of slots (`WINDOW_SLOTS`), every step within a
+ * window before the next window, so that each slot's score is added to in the steps' order (which
+ * fixes its last bit) as a step at a time would. Postings list their slots in increasing order.
+ */
+function addSteps(steps: readonly PostingsStep[], admitted: AdmittedSlots, pruning: Pruning | null, slots: number): void {
   const { scores, nearest, nearTouched } = scratch
-  const { terms, field, lengths, bit, weight } = step
-  if (weight !== KEEP_THE_BEST) {
-    for (const term of terms) addPostings(term, field, lengths, bit, admitted, weight, pruning)
-    return
-  }
-  nearTouched.length = 0
-  for (const term of terms) addPostings(term, field, lengths, bit, admitted, KEEP_THE_BEST, pruning)
-  for (let at = 0; at < nearTouched.length; at++) {
-    const slot = nearTouched.values[at]!
-    scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot]!
-    nearest[slot] = 0
+  const walks = steps.map((step) => ({ step, pruning: pruning?.pruned.has(step) === true ? pruning : null, idfs: step.terms.map((term) => idf(step.field, term.holders)), cursors: step.terms.map(() => 0) }))
+  for (let windowEnd = WINDOW_SLOTS; windowEnd < slots + WINDOW_SLOTS; windowEnd += WINDOW_SLOTS) {
+    for (const { step, pruning, idfs, cursors } of walks) {
+      const { terms, field, lengths, bit, weight } = step
+      if (weight !== KEEP_THE_BEST) {
+        for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, bit, admitted, weight, pruning)
+        continue
+      }
+      nearTouched.length = 0
+      for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, bit, admitted, KEEP_THE_BEST, pruning)
+      for (let at = 0; at < nearTouched.length; at++) {
+        const slot = nearTouched.values[at]!
+        scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot]!
+        nearest[slot] = 0
+      }
+    }
   }
 }
 
@@ -304,10 +322,9 @@ const MARKING_COST = 1 / 8
  * candidates: those of the steps walked here, and those of the rest, marked from their postings.
  * Not with phrases, which a slot must all hold (the caller's).
  */
-function pruningOf(steps: readonly ScoringStep[], admitted: AdmittedSlots, named: Uint32Array, limit: number): Pruning | null {
+function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, named: Uint32Array, limit: number, slots: number): Pruning | null {
   const { scores, masks, touched } = scratch
   const bySize = steps
-    .filter((step): step is PostingsStep => step.kind === 'postings')
     .map((step) => ({ step, size: step.terms.reduce((sum, term) => sum + term.documents.length, 0) }))
     .sort((a, b) => a.size - b.size)
   const postings = bySize.reduce((sum, { size }) => sum + size, 0)
@@ -316,7 +333,7 @@ function pruningOf(steps: readonly ScoringStep[], admitted: AdmittedSlots, named
   for (; small < bySize.length && walked + bySize[small]!.size <= MOST_WALKED_TWICE * postings; small++) walked += bySize[small]!.size
   if (small === 0 || small === bySize.length) return null
   touched.length = 0
-  for (const { step } of bySize.slice(0, small)) addStep(step, admitted, null)
+  addSteps(bySize.slice(0, small).map(({ step }) => step), admitted, null, slots)
   const least = leastOfBest(touched, scratch.inTouchedOrder(touched, scores), null, limit)
   const listed = Uint32Array.from(touched.values.subarray(0, touched.length))
   for (const slot of listed) {
@@ -346,22 +363,24 @@ function pruningOf(steps: readonly ScoringStep[], admitted: AdmittedSlots, named
 }
 
 /**
- * Each admitted slot holding `term`, marked as matching the word `bit`, given the term's BM25 there
- * (`lengths`: the field's length in each slot): added to its score at `weight`, or with
- * `KEEP_THE_BEST` kept in `nearest` where it is the best so far; with `pruning`, only the slots it
- * walks. Most of a query's work is this loop: it calls nothing a slot but `bm25` (and a broad
- * prefilter's test).
+ * Each admitted slot holding `term` from its `from`-th posting and below `windowEnd`, marked as
+ * matching the word `bit`, given the term's BM25 there (`lengths`: the field's length in each slot):
+ * added to its score at `weight`, or with `KEEP_THE_BEST` kept in `nearest` where it is the best so
+ * far; with `pruning`, only the slots it walks. Returns where the next window starts. Most of a
+ * query's work is this loop: it calls nothing a slot but `bm25` (and a broad prefilter's test).
  */
-function addPostings(term: Term, field: FieldStatistics, lengths: Uint32Array, bit: number, admitted: AdmittedSlots, weight: number, pruning: Pruning | null): void {
+function addPostings(term: Term, termIdf: number, from: number, windowEnd: number, field: FieldStatistics, lengths: Uint32Array, bit: number, admitted: AdmittedSlots, weight: number, pruning: Pruning | null): number {
   const { scores, masks, touched, nearest, nearTouched } = scratch
   const { marks, broad } = admitted
   const candidates = pruning?.candidates ?? null
   const named = pruning?.named ?? null
-  const termIdf = idf(field, term.holders)
   const holders = term.documents.values
   const counts = term.counts.values
-  for (let at = 0, length = term.documents.length; at < length; at++) {
+  const length = term.documents.length
+  let at = from
+  for (; at < length; at++) {
     const slot = holders[at]!
+    if (slot >= windowEnd) break
     if (candidates !== null && ((candidates[slot >>> 5]! | named![slot >>> 5]!) & (1 << (slot & 31))) === 0) continue
     if (marks[slot] !== 1 || (broad !== null && !broad.allows(slot))) continue
     if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
@@ -373,6 +392,7 @@ function addPostings(term: Term, field: FieldStatistics, lengths: Uint32Array, b
       if (score > nearest[slot]!) nearest[slot] = score
     }
   }
+  return at
 }
 
 /** The held terms of `dictionary` within a near form's allowance of it. */
@@ -443,16 +463,24 @@ function slotsToReadForGrams(documents: Documents, typedGrams: TypedGrams, touch
   if (lists.reduce((sum, list) => sum + (list?.length ?? 0), 0) >= POSTINGS_A_READ * touched.length) return touched
   const { listed: reading, heldGrams, heldWeights } = scratch
   reading.length = 0
-  lists.forEach((list, number) => {
-    if (list === undefined) return
-    const weight = typedGrams.weightOf(number)
-    for (let at = 0; at < list.length; at++) {
-      const slot = list.values[at]!
-      if (masks[slot] === 0) continue
-      if (heldGrams[slot]!++ === 0) reading.push(slot)
-      heldWeights[slot]! += weight
-    }
-  })
+  const weights = lists.map((_, number) => typedGrams.weightOf(number))
+  const cursors = lists.map(() => 0)
+  // Window by window (as `addSteps`): a slot's count and weights stay in the cache for every trigram it holds.
+  for (let windowEnd = WINDOW_SLOTS; windowEnd < documents.ids.length + WINDOW_SLOTS; windowEnd += WINDOW_SLOTS) {
+    lists.forEach((list, number) => {
+      if (list === undefined) return
+      const weight = weights[number]!
+      let at = cursors[number]!
+      for (; at < list.length; at++) {
+        const slot = list.values[at]!
+        if (slot >= windowEnd) break
+        if (masks[slot] === 0) continue
+        if (heldGrams[slot]!++ === 0) reading.push(slot)
+        heldWeights[slot]! += weight
+      }
+      cursors[number] = at
+    })
+  }
   return reading
 }
 

@@ -8,8 +8,8 @@ import { prefilterOf } from '../../src/resident/prefilter.js'
 import { rankText } from '../../src/resident/text-ranking.js'
 import { rankedValue } from '../../src/resident/top-hits.js'
 import { TypedGrams } from '../../src/resident/typed-grams.js'
-import { bm25, type FieldStatistics, idf } from '../../src/search/bm25.js'
-import { MATCH_WEIGHTS, queryWord, trigramsOf } from '../../src/search/text.js'
+import { bestFirst, bm25, type FieldStatistics, fieldStatistics, idf, textScorer } from '../../src/search/bm25.js'
+import { MATCH_WEIGHTS, nameWords, queryWord, tokenize, trigramsOf } from '../../src/search/text.js'
 
 const field: FieldStatistics = { count: 1000, averageLength: 14, holders: (gram) => (gram.charCodeAt(0) * 7 + gram.charCodeAt(2)) % 300 }
 
@@ -299,6 +299,60 @@ describe("the resident index's full text, common words pruned", () => {
     const withoutRare = best.filter((hit) => !documents.tokensOf(documents.slotOf(hit.id)!).includes('senate'))
     expect(withoutRare.length).toBeGreaterThan(0)
     expect(best.length - withoutRare.length).toBeGreaterThan(0)
+  })
+})
+
+describe("the resident index's full text over windows of many slots", () => {
+  // 40,000 people and bills: more slots than three of `addSteps`' windows. A given name is listed by
+  // every step of its word (the token and the name, exact and near, its forms: `eliza` is one edit
+  // from `elisa`, `elia` the stem of `elias`), so a slot is added to by several steps in each window;
+  // its sum must be the reference's, whose words are scored in the query's order.
+  let state = 3
+  const random = () => (state = (state * 48271) % 2147483647) / 2147483647
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!
+  const given = ['eliza', 'elisa', 'elias', 'elizabeth', 'liza', 'louise', 'mary']
+  const syllables = ['dor', 'son', 'lo', 'nel', 'ka', 'rim', 'ax', 'pe']
+  const words = ['budget', 'energy', 'water', 'tax', 'relief', 'farm', 'bank']
+  const documents = new Documents(2)
+  const entities: { id: string; type: string; tokens: string[]; names: string[] }[] = []
+  for (let n = 0; n < 40_000; n++) {
+    const person = random() < 0.7
+    const name = person ? `${pick(given)} ${Array.from({ length: 2 + Math.floor(random() * 2) }, () => pick(syllables)).join('')}` : ''
+    const title = Array.from({ length: (person ? 0 : 3) + Math.floor(random() * 3) }, () => pick(words)).join(' ')
+    const entity = { id: `e${String((n * 7919) % 40_000).padStart(5, '0')}`, type: person ? 'person' : 'legislation', tokens: tokenize(`${title} ${name}`), names: nameWords(name) }
+    entities.push(entity)
+    documents.put({ id: entity.id, fields: { type: entity.type }, tokens: entity.tokens, names: entity.names, vector: Float32Array.of(1, n) })
+  }
+  const removed = new Set(entities.filter((_, n) => n % 89 === 0).map(({ id }) => id))
+  for (const id of removed) documents.remove(id)
+  const live = entities.filter(({ id }) => !removed.has(id))
+
+  /** The best `limit` as `textScorer` ranks every live entity the prefilter keeps, with statistics over every live one. */
+  function reference(query: TextQuery, type: string | null, limit: number): string[] {
+    const score = textScorer(query, {
+      tokens: fieldStatistics(live.map(({ tokens }) => tokens)),
+      names: fieldStatistics(live.map(({ names }) => names)),
+      trigrams: fieldStatistics(live.map(({ names }) => trigramsOf(names.join(' ')))),
+      phraseHolders: [],
+    })
+    const hits = live.filter((entity) => type === null || entity.type === type).flatMap((entity) => score(entity) ?? [])
+    return comparable(hits.sort(bestFirst).slice(0, limit))
+  }
+  const comparable = (hits: { id: string; score: number; matched: number }[]) => hits.map(({ id, score, matched }) => `${id} ${score.toFixed(9)} ${matched}`)
+  const queries: [string, TextQuery][] = [
+    ['a given name of many forms and a surname with a typo', { words: [queryWord('eliza', ['eliza', 'elizabeth', 'louisa', 'louise'], 'eliza'), queryWord('dorsoj', ['dorsoj'], 'dorsoj')], phrases: [] }],
+    ['a given name alone', { words: [queryWord('elia', ['elias'], 'elias')], phrases: [] }],
+    ['title words, one common', { words: [queryWord('budget', [], 'budget'), queryWord('tax', [], 'tax'), queryWord('energi', [], 'energy')], phrases: [] }],
+  ]
+
+  it('ranks as the reference scorer does, hits, order, scores and words matched, with and without a prefilter', () => {
+    const prefilter = prefilterOf(documents, parseGffs('type:person', { allowFreeText: false }).qualifiers)
+    for (const [name, query] of queries) {
+      for (const limit of [10, 100]) {
+        expect(comparable(rankText(documents, query, null, limit)), `${name}, best ${limit}`).toEqual(reference(query, null, limit))
+        expect(comparable(rankText(documents, query, prefilter, limit)), `${name}, best ${limit}, people`).toEqual(reference(query, 'person', limit))
+      }
+    }
   })
 })
 
