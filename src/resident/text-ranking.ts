@@ -12,10 +12,21 @@ import { allowedSlots } from './vector-ranking.js'
 /** Typed words that a query's bit masks can count; a query with more goes to the index behind. */
 export const MOST_RANKED_WORDS = 31
 
+/**
+ * How many slots a window of `addSteps` covers: their scratch (scores, masks, the fields' lengths)
+ * stays in the processor's cache while every step adds to it (about half a megabyte), where a step at a time over every slot would fetch a slot's from memory once for each
+ * step that lists it: a name's given name is listed by five to eight steps (the token and the name,
+ * exact and near, each of its forms).
+ */
+const WINDOW_SLOTS = 1 << 14
+/** A slot's place in its window. */
+const IN_WINDOW = WINDOW_SLOTS - 1
+
 /** Per-slot scratch, kept between queries (ranking is synchronous: one query at a time uses it). */
 class Scratch {
   scores = new Float64Array(0)
-  nearest = new Float64Array(0)
+  /** A near step's best score so far for each slot of the window (`addSteps`), at the slot's place in it: small enough to stay in the cache. */
+  nearest = new Float64Array(WINDOW_SLOTS)
   masks = new Uint32Array(0)
   /** Per slot whose names are to be read, found from the typed trigrams' postings: how many of them it holds, and their weights' sum (zeroed after). */
   heldGrams = new Uint16Array(0)
@@ -52,7 +63,6 @@ class Scratch {
     if (this.scores.length >= slots) return
     const size = Math.max(slots, this.scores.length * 2)
     this.scores = new Float64Array(size)
-    this.nearest = new Float64Array(size)
     this.masks = new Uint32Array(size)
     this.heldGrams = new Uint16Array(size)
     this.heldWeights = new Float64Array(size)
@@ -246,15 +256,6 @@ function scoringSteps(documents: Documents, query: TextQuery, tokenField: FieldS
 }
 
 /**
- * How many slots a window of `addSteps` covers: their scratch (scores, masks, the fields' lengths,
- * the near terms' best) stays in the processor's cache while every step adds to it (about half a
- * megabyte), where a step at a time over every slot would fetch a slot's from memory once for each
- * step that lists it: a name's given name is listed by five to eight steps (the token and the name,
- * exact and near, each of its forms).
- */
-const WINDOW_SLOTS = 1 << 14
-
-/**
  * The steps' scores added in their order, over every admitted slot, or with `pruning` over those the
  * pruned steps walk (`Pruning`): window by window of slots (`WINDOW_SLOTS`), every step within a
  * window before the next window, so that each slot's score is added to in the steps' order (which
@@ -274,8 +275,8 @@ function addSteps(steps: readonly PostingsStep[], admitted: AdmittedSlots, pruni
       for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, bit, admitted, KEEP_THE_BEST, pruning)
       for (let at = 0; at < nearTouched.length; at++) {
         const slot = nearTouched.values[at]!
-        scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot]!
-        nearest[slot] = 0
+        scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot & IN_WINDOW]!
+        nearest[slot & IN_WINDOW] = 0
       }
     }
   }
@@ -388,8 +389,8 @@ function addPostings(term: Term, termIdf: number, from: number, windowEnd: numbe
     const score = bm25(field, counts[at]!, lengths[slot]!, termIdf)
     if (weight !== KEEP_THE_BEST) scores[slot]! += weight * score
     else {
-      if (nearest[slot] === 0) nearTouched.push(slot)
-      if (score > nearest[slot]!) nearest[slot] = score
+      if (nearest[slot & IN_WINDOW] === 0) nearTouched.push(slot)
+      if (score > nearest[slot & IN_WINDOW]!) nearest[slot & IN_WINDOW] = score
     }
   }
   return at
