@@ -14,9 +14,10 @@ export const MOST_RANKED_WORDS = 31
 
 /**
  * How many slots a window of `addSteps` covers: their scratch (scores, masks, the fields' lengths)
- * stays in the processor's cache while every step adds to it (about half a megabyte), where a step at a time over every slot would fetch a slot's from memory once for each
- * step that lists it: a name's given name is listed by five to eight steps (the token and the name,
- * exact and near, each of its forms).
+ * stays in the processor's cache while every step adds to it (about half a megabyte), where a step
+ * at a time over every slot would fetch a slot's from memory once for each step that lists it: a
+ * name's given name is listed by five to eight steps (the token and the name, exact and near, each
+ * of its forms).
  */
 const WINDOW_SLOTS = 1 << 14
 /** A slot's place in its window. */
