@@ -38,26 +38,39 @@ class Scratch {
   candidates = new Uint32Array(0)
   touched = growableUint32()
   nearTouched = growableUint32()
-  /** Slots listed for one step (those holding a name's trigrams, those whose names to read). */
+  /** Slots listed for one step (those whose names to read). */
   listed = growableUint32()
+  /** The slots whose names hold every trigram of a part of a name, one list for each part a query types (`NamePartHolders`). */
+  private readonly namePartHolders: Growable<Uint32Array>[] = []
   /** The matched slots' scores before their trigram scores, for the best `limit`'s least (`rankedValue`, which reorders them). */
   private partialScores = new Float64Array(0)
-  /** The same in the order the slots were touched (`inTouchedOrder`). */
-  private touchedScores = new Float64Array(0)
+  /**
+   * The touched slots' scores, the `at`-th touched slot's at `at` (`recordTouchedScores`): read at
+   * random once, so that the loops over the touched slots that follow read them in a row (a slot's
+   * score, at random, is a cache miss; the matched slots of a name query are tens of thousands).
+   */
+  touchedScores = new Float64Array(0)
 
   partialScoresFor(count: number): Float64Array {
     return (this.partialScores = withRoomFor(this.partialScores, count))
   }
 
-  /**
-   * The touched slots' scores, the `at`-th touched slot's at `at`: read at random once, so that the
-   * loops over the touched slots that follow read them in a row (a slot's score, at random, is a
-   * cache miss; the matched slots of a name query are tens of thousands).
-   */
-  inTouchedOrder(touched: Growable<Uint32Array>, scores: Float64Array): Float64Array {
-    this.touchedScores = withRoomFor(this.touchedScores, touched.length)
-    for (let at = 0; at < touched.length; at++) this.touchedScores[at] = scores[touched.values[at]!]!
-    return this.touchedScores
+  /** The `number`-th list of a query's name parts' holders. */
+  namePartHoldersAt(number: number): Growable<Uint32Array> {
+    while (this.namePartHolders.length <= number) this.namePartHolders.push(growableUint32())
+    return this.namePartHolders[number]!
+  }
+
+  /** The scores of the touched slots from the `from`-th on, into `touchedScores` (what it held before them kept); returns how many are there. */
+  recordTouchedScores(from: number): number {
+    const { touched, scores } = this
+    if (this.touchedScores.length < touched.length) {
+      const grown = new Float64Array(Math.max(touched.length, this.touchedScores.length * 2))
+      grown.set(this.touchedScores.subarray(0, from))
+      this.touchedScores = grown
+    }
+    for (let at = from; at < touched.length; at++) this.touchedScores[at] = scores[touched.values[at]!]!
+    return touched.length
   }
 
   fit(slots: number): void {
@@ -113,26 +126,14 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
 
     const steps = scoringSteps(documents, query, tokenField, nameField)
     const postingsSteps = steps.filter((step): step is PostingsStep => step.kind === 'postings')
+    const nameParts = steps.flatMap((step, number) => (step.kind === 'grams' ? [namePartHolders(documents, step, number)] : []))
     const pruning = phrased === null ? pruningOf(postingsSteps, admitted, documents.namedSlots.values, limit, slots) : null
-    addSteps(postingsSteps, admitted, pruning, slots)
-    for (const step of steps) if (step.kind === 'grams') markHoldingGrams(step.name, step.bit)
-
-    /** The slots whose names' text holds every trigram of `name`, from the trigrams' postings. */
-    function markHoldingGrams(name: string, bit: number) {
-      const { listed } = scratch
-      documents.grams.holdingAll([...new Set(trigramsOf(name))], listed)
-      for (let at = 0; at < listed.length; at++) {
-        const slot = listed.values[at]!
-        if (!allowed(slot)) continue
-        if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
-        masks[slot]! |= bit
-      }
-    }
+    addSteps(postingsSteps, nameParts, admitted, pruning, slots)
 
     // The least score the best `limit` of the matched slots reach: the `limit`-th best of their
     // scores without trigrams (which only add), phrases included. A slot whose score cannot reach it,
     // whatever its names hold, is not one of them.
-    const touchedScores = scratch.inTouchedOrder(touched, scores)
+    const { touchedScores } = scratch
     const least = leastOfBest(touched, touchedScores, phrased, limit)
     let mostByPhrase = 0
     if (phrased !== null) for (const phraseScore of phrased.values()) mostByPhrase = Math.max(mostByPhrase, phraseScore)
@@ -256,14 +257,31 @@ function scoringSteps(documents: Documents, query: TextQuery, tokenField: FieldS
   return steps
 }
 
+/** The slots (ascending, dead ones too) whose names hold every trigram of a part of a name (a `grams` step), to be marked as matching its word; `at`: how many are marked. */
+interface NamePartHolders {
+  slots: Growable<Uint32Array>
+  bit: number
+  at: number
+}
+
+function namePartHolders(documents: Documents, { name, bit }: Extract<ScoringStep, { kind: 'grams' }>, number: number): NamePartHolders {
+  const slots = scratch.namePartHoldersAt(number)
+  documents.grams.holdingAll([...new Set(trigramsOf(name))], slots)
+  return { slots, bit, at: 0 }
+}
+
 /**
  * The steps' scores added in their order, over every admitted slot, or with `pruning` over those the
  * pruned steps walk (`Pruning`): window by window of slots (`WINDOW_SLOTS`), every step within a
  * window before the next window, so that each slot's score is added to in the steps' order (which
- * fixes its last bit) as a step at a time would. Postings list their slots in increasing order.
+ * fixes its last bit) as a step at a time would. Postings list their slots in increasing order. In
+ * each window too, the admitted holders of `nameParts` are marked as matching their words, and the
+ * scores of the slots touched are recorded (`Scratch.recordTouchedScores`), while they are in the cache.
  */
-function addSteps(steps: readonly PostingsStep[], admitted: AdmittedSlots, pruning: Pruning | null, slots: number): void {
-  const { scores, nearest, nearTouched } = scratch
+function addSteps(steps: readonly PostingsStep[], nameParts: readonly NamePartHolders[], admitted: AdmittedSlots, pruning: Pruning | null, slots: number): void {
+  const { scores, masks, touched, nearest, nearTouched } = scratch
+  const { marks, broad } = admitted
+  let recorded = 0
   const walks = steps.map((step) => ({ step, pruning: pruning?.pruned.has(step) === true ? pruning : null, idfs: step.terms.map((term) => idf(step.field, term.holders)), cursors: step.terms.map(() => 0) }))
   for (let windowEnd = WINDOW_SLOTS; windowEnd < slots + WINDOW_SLOTS; windowEnd += WINDOW_SLOTS) {
     for (const { step, pruning, idfs, cursors } of walks) {
@@ -280,6 +298,18 @@ function addSteps(steps: readonly PostingsStep[], admitted: AdmittedSlots, pruni
         nearest[slot & IN_WINDOW] = 0
       }
     }
+    for (const part of nameParts) {
+      const holders = part.slots.values
+      let at = part.at
+      for (; at < part.slots.length && holders[at]! < windowEnd; at++) {
+        const slot = holders[at]!
+        if (marks[slot] !== 1 || (broad !== null && !broad.allows(slot))) continue
+        if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
+        masks[slot]! |= part.bit
+      }
+      part.at = at
+    }
+    recorded = scratch.recordTouchedScores(recorded)
   }
 }
 
@@ -335,8 +365,8 @@ function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, name
   for (; small < bySize.length && walked + bySize[small]!.size <= MOST_WALKED_TWICE * postings; small++) walked += bySize[small]!.size
   if (small === 0 || small === bySize.length) return null
   touched.length = 0
-  addSteps(bySize.slice(0, small).map(({ step }) => step), admitted, null, slots)
-  const least = leastOfBest(touched, scratch.inTouchedOrder(touched, scores), null, limit)
+  addSteps(bySize.slice(0, small).map(({ step }) => step), [], admitted, null, slots)
+  const least = leastOfBest(touched, scratch.touchedScores, null, limit)
   const listed = Uint32Array.from(touched.values.subarray(0, touched.length))
   for (const slot of listed) {
     scores[slot] = 0
