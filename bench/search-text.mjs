@@ -7,7 +7,9 @@
 // after `npm run build` and a first run of search-cost.mjs (which builds the data it reads).
 // `--dist` ranks with another build (a checkout's dist/, for a before/after in one sitting);
 // `--baseline` loads a second build's index too and replays each call on both, the order swapped
-// call by call, so that the machine's drift falls on both alike;
+// call by call, so that the machine's drift falls on both alike; but the build loaded first (`--dist`)
+// measures faster, the same build against itself by a tenth (bench/README.md, session 60): run both
+// orders, or each build alone in turn, before calling a difference of that size a gain;
 // `--profile` writes a CPU profile of each set's replay to PREFIX-<set>.cpuprofile (read it with
 // profile-top.mjs); `--results` writes every call's hits (ids, scores, matched words) as JSON, to
 // compare two builds' answers with `cmp`.
