@@ -38,7 +38,7 @@ class Scratch {
   candidates = new Uint32Array(0)
   touched = growableUint32()
   nearTouched = growableUint32()
-  /** Slots listed for one step (those whose names to read). */
+  /** The slots whose names to read (`slotsToReadForGrams`). */
   listed = growableUint32()
   /** The slots whose names hold every trigram of a part of a name, one list for each part a query types (`NamePartHolders`). */
   private readonly namePartHolders: Growable<Uint32Array>[] = []
@@ -118,7 +118,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
   const namesStarts = documents.namesStarts.values
   const typedGrams = new TypedGrams(query.words.flatMap((word) => word.nameParts), gramField)
   const admitted = admittedSlots(documents, prefilter, wordPostings(documents, query))
-  const allowed = (slot: number) => admitted.marks[slot] === 1 && (admitted.broad === null || admitted.broad.allows(slot))
+  const allowed = (slot: number) => admits(admitted, slot)
   typedGrams.claim()
   try {
     // Phrases: every one must be held; the slots that hold them all, with their phrases' scores.
@@ -126,7 +126,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
 
     const steps = scoringSteps(documents, query, tokenField, nameField)
     const postingsSteps = steps.filter((step): step is PostingsStep => step.kind === 'postings')
-    const nameParts = steps.flatMap((step, number) => (step.kind === 'grams' ? [namePartHolders(documents, step, number)] : []))
+    const nameParts = steps.filter((step) => step.kind === 'grams').map((step, number) => namePartHolders(documents, step, number))
     const pruning = phrased === null ? pruningOf(postingsSteps, admitted, documents.namedSlots.values, limit, slots) : null
     addSteps(postingsSteps, nameParts, admitted, pruning, slots)
 
@@ -280,7 +280,6 @@ function namePartHolders(documents: Documents, { name, bit }: Extract<ScoringSte
  */
 function addSteps(steps: readonly PostingsStep[], nameParts: readonly NamePartHolders[], admitted: AdmittedSlots, pruning: Pruning | null, slots: number): void {
   const { scores, masks, touched, nearest, nearTouched } = scratch
-  const { marks, broad } = admitted
   let recorded = 0
   const walks = steps.map((step) => ({ step, pruning: pruning?.pruned.has(step) === true ? pruning : null, idfs: step.terms.map((term) => idf(step.field, term.holders)), cursors: step.terms.map(() => 0) }))
   for (let windowEnd = WINDOW_SLOTS; windowEnd < slots + WINDOW_SLOTS; windowEnd += WINDOW_SLOTS) {
@@ -303,7 +302,7 @@ function addSteps(steps: readonly PostingsStep[], nameParts: readonly NamePartHo
       let at = part.at
       for (; at < part.slots.length && holders[at]! < windowEnd; at++) {
         const slot = holders[at]!
-        if (marks[slot] !== 1 || (broad !== null && !broad.allows(slot))) continue
+        if (!admits(admitted, slot)) continue
         if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
         masks[slot]! |= part.bit
       }
@@ -440,6 +439,11 @@ interface AdmittedSlots {
   broad: Prefilter | null
   /** Clears the marks this query set. */
   release(): void
+}
+
+/** Whether the query may match `slot` (`addPostings` asks it inline, of the fields it reads once). */
+function admits({ marks, broad }: AdmittedSlots, slot: number): boolean {
+  return marks[slot] === 1 && (broad === null || broad.allows(slot))
 }
 
 /**
