@@ -1,3 +1,4 @@
+import { FNV_OFFSET_BASIS, fnvMix } from './fnv-1a.js'
 import { growableUint16, growableUint32, stringOfUnits } from './growable.js'
 
 /** `table`'s empty place (it holds slots plus one). */
@@ -106,7 +107,7 @@ export class IdColumn {
 
 /** FNV-1a over an id's UTF-16 units. */
 function hashOf(id: string): number {
-  let hash = 2166136261
-  for (let at = 0; at < id.length; at++) hash = Math.imul(hash ^ id.charCodeAt(at), 16777619)
+  let hash = FNV_OFFSET_BASIS
+  for (let at = 0; at < id.length; at++) hash = fnvMix(hash, id.charCodeAt(at))
   return hash >>> 0
 }

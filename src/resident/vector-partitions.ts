@@ -1,6 +1,7 @@
 import type { ScoredHit } from '../ports/search-index.js'
 import type { Documents, VectorHolder } from './documents.js'
 import { type DotProductsFrom, dotProductsOver } from './dot-products.js'
+import { FNV_OFFSET_BASIS, fnvMix } from './fnv-1a.js'
 import type { Prefilter } from './prefilter.js'
 import { quantizeInto } from './growable.js'
 import { TopHits } from './top-hits.js'
@@ -178,9 +179,9 @@ export class VectorPartitions implements VectorHolder {
     let seeded = 0
     for (const slot of sample) {
       if (seeded === count) break
-      let hash = 2166136261
+      let hash = FNV_OFFSET_BASIS
       const components = documents.vectorOf(slot)
-      for (let component = 0; component < dimensions; component++) hash = Math.imul(hash ^ (components[component]! & 0xff), 16777619)
+      for (let component = 0; component < dimensions; component++) hash = fnvMix(hash, components[component]! & 0xff)
       if (seen.has(hash)) continue
       seen.add(hash)
       unitAt(slot, sums, seeded++ * dimensions)
@@ -477,9 +478,9 @@ function liveSlotsOf(documents: Documents): Uint32Array {
 
 /** FNV-1a over a vector's components and its scale's bits. */
 function vectorHash(components: Int8Array, scale: number): number {
-  let hash = 2166136261
-  for (let at = 0; at < components.length; at++) hash = Math.imul(hash ^ (components[at]! & 0xff), 16777619)
-  return Math.imul(hash ^ scaleBits(scale), 16777619) >>> 0
+  let hash = FNV_OFFSET_BASIS
+  for (let at = 0; at < components.length; at++) hash = fnvMix(hash, components[at]! & 0xff)
+  return fnvMix(hash, scaleBits(scale)) >>> 0
 }
 
 const scaleView = new Float32Array(1)
