@@ -3,9 +3,14 @@ import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
 import { type Documents, KEPT_FIELDS, type KeptField } from './documents.js'
 
+/** A kept field's code in `Prefilter.refusesEvery` where the slots hold several. */
+export const MIXED_CODES = 0xffffffff
+
 /** A prefilter over slots: whether a live slot's kept fields match every qualifier. */
 export interface Prefilter {
   allows(slot: number): boolean
+  /** Whether it refuses every slot whose kept fields hold these codes (in `KEPT_FIELDS`' order; `MIXED_CODES`: several). */
+  refusesEvery(codes: Uint32Array): boolean
   /** Slots that may match, when a qualifier names the values it allows: the lists of their slots (dead ones included). Null: every slot may. */
   narrowest(): SlotList[] | null
 }
@@ -34,7 +39,7 @@ export function prefilterOf(documents: Documents, qualifiers: readonly Qualifier
       const snapshot = { texts: [], ...(value === undefined ? {} : { [qualifier.field]: value }) } as unknown as PublicSnapshot
       allowed[code] = matchesQualifiers([qualifier], snapshot) ? 1 : 0
     })
-    return { codes: column.codes.values, allowed, qualifier, column }
+    return { codes: column.codes.values, allowed, qualifier, column, field: (KEPT_FIELDS as readonly string[]).indexOf(qualifier.field) }
   })
   const columns = tests.map((test) => test.codes)
   const alloweds = tests.map((test) => test.allowed)
@@ -42,6 +47,9 @@ export function prefilterOf(documents: Documents, qualifiers: readonly Qualifier
     allows(slot) {
       for (let at = 0; at < columns.length; at++) if (alloweds[at]![columns[at]![slot]!] !== 1) return false
       return true
+    },
+    refusesEvery(codes) {
+      return tests.some(({ allowed, field }) => codes[field] !== MIXED_CODES && allowed[codes[field]!] !== 1)
     },
     narrowest() {
       // An equality names its values: the smallest such union is where matching slots can be.

@@ -3,7 +3,7 @@ import { parseGffs } from '../../src/gffs/parse.js'
 import { Documents } from '../../src/resident/documents.js'
 import { prefilterOf } from '../../src/resident/prefilter.js'
 import { VectorPartitions } from '../../src/resident/vector-partitions.js'
-import { exactHits, unitOf } from '../../src/resident/vector-ranking.js'
+import { allowedSlots, exactHits, unitOf } from '../../src/resident/vector-ranking.js'
 
 const DIMENSIONS = 24
 
@@ -55,6 +55,17 @@ describe('the nearest vectors among a prefilter\'s slots', () => {
   })
 })
 
+describe('the slots a prefilter keeps', () => {
+  it('are none past the most asked, and all of them when asked again for more (a count that stopped short is not the whole)', () => {
+    const documents = documentsOf(1_000, vectorsFrom(31))
+    const common = prefilterOf(documents, parseGffs('type:common', { allowFreeText: false }).qualifiers)!
+    expect(allowedSlots(documents, common, 100)).toBeNull()
+    expect(allowedSlots(documents, common, 50)).toBeNull()
+    expect(allowedSlots(documents, common, 1_000)).toHaveLength(800)
+    expect(allowedSlots(documents, common, 799)).toBeNull()
+  })
+})
+
 describe('vectors that many slots share', () => {
   // As with the default embedder the persons of a role whose names no word vector knows.
   const random = vectorsFrom(23)
@@ -91,6 +102,37 @@ describe('vectors that many slots share', () => {
     expect(after).not.toContain(first[0])
     expect(after).toContain('t-late')
     expect(partitions.vectorOf(documents.slotOf('t-late')!)).toEqual(partitions.vectorOf(documents.slotOf(first[1]!)!))
+  })
+})
+
+describe('vectors that all the slots of one type share', () => {
+  // As the catalogue's persons of a role: a prefilter on another type refuses the whole chain, unwalked.
+  const random = vectorsFrom(29)
+  const shared = random()
+  const documents = documentsOf(6_000, () => random())
+  for (let n = 0; n < 20_000; n++) documents.put({ id: `p${String(n).padStart(6, '0')}`, fields: { type: 'person' }, tokens: [], names: [], vector: shared })
+  const partitions = VectorPartitions.trained(documents)
+  const slotsWhere = (test: (slot: number) => boolean) => Uint32Array.from({ length: documents.ids.length }, (_, slot) => slot).filter((slot) => documents.alive.values[slot] === 1 && test(slot))
+  const typeOf = (slot: number) => documents.fields.type.values[documents.fields.type.codes.values[slot]!]
+  const prefilter = (q: string) => prefilterOf(documents, parseGffs(q, { allowFreeText: false }).qualifiers)!
+  // One prefilter asked again and again, as the resident index keeps it until a write: its verdicts on positions are kept too.
+  const common = prefilter('type:common')
+  const exactAmongCommon = (vector: Float32Array, limit: number) => exactHits(documents, unitOf(vector, DIMENSIONS), slotsWhere((slot) => typeOf(slot) === 'common'), limit)
+
+  it('are passed over by a prefilter that refuses their type, which finds what exact search finds among the slots it allows, asked again', () => {
+    expect(common.refusesEvery(Uint32Array.from([documents.fields.type.codeOf.get('person')!, 0, 0, 0, 0, 0]))).toBe(true)
+    for (const vector of [shared, random(), shared, random()]) expect(partitions.nearest(vector, common, 20, documents.live)).toEqual(exactAmongCommon(vector, 20))
+    // Allowed, the chain is walked as before: its first placed, tied, come first.
+    const persons = partitions.nearest(shared, prefilter('type:person'), 20, 0)
+    expect(persons.map((hit) => hit.id)).toEqual(Array.from({ length: 20 }, (_, n) => `p${String(n).padStart(6, '0')}`))
+  })
+
+  it('are walked again once a slot of another type shares the vector, and that slot is found', () => {
+    documents.put({ id: 'c-late', fields: { type: 'common' }, tokens: [], names: [], vector: shared })
+    partitions.add(documents.slotOf('c-late')!)
+    const hits = partitions.nearest(shared, common, 5, documents.live)
+    expect(hits[0]!.id).toBe('c-late')
+    expect(hits.map((hit) => hit.score)).toEqual(exactAmongCommon(shared, 5).map((hit) => hit.score))
   })
 })
 
