@@ -196,7 +196,7 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
         )
     )
       .then(async (search) => {
-        await search.follow(searchInDatabase && storeKindOf(options.database ?? '') === 'postgres' ? { shared: true, print } : {})
+        await search.follow({ shared: searchInDatabase && storeKindOf(options.database ?? '') === 'postgres', print })
         return search
       })
       .catch((error: unknown) => {

@@ -15,6 +15,7 @@ import { loadWordRelatives } from './word-relatives.js'
 import { SEARCH_IN_DATABASE } from './search-in-database.js'
 import type { IndexingLock } from '../postgres-search/index.js'
 import { SEARCH_BUILT_WITHIN } from '../telemetry/readiness.js'
+import { SEARCH_INDEX_LAG_HEADER } from '../http/search.js'
 
 export interface SearchSetup {
   search: Search
@@ -137,7 +138,9 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
       if (!shared) {
         // A short backlog is applied before the index answers (the first search would miss it);
         // over a long one (an index being built) search answers from what is indexed so far.
-        if ((await indexer.lag()) <= SEARCH_BUILT_WITHIN) await indexer.catchUp().catch(() => undefined)
+        const behind = await indexer.lag()
+        if (behind > SEARCH_BUILT_WITHIN) say(`search index: ${behind.toLocaleString('en')} changes of the feed to index; search answers from what is indexed so far (its ${SEARCH_INDEX_LAG_HEADER} header says how far behind)`)
+        else if (behind > 0 && (await indexer.catchUp().then(() => true, () => false))) say(`search index: ${behind} changes of the feed indexed`)
         indexer.start()
         return
       }

@@ -48,6 +48,9 @@ describe('entity-registry CLI', () => {
 
   it('serves the demo data with the key it created and printed once', async () => {
     expect(server.lines).toContain('imported the demo data: 685 entities')
+    // The index opens empty and says so; then what it indexed from the feed before the first search.
+    for (let waited = 0; waited < 20_000 && !server.lines.some((line) => line.startsWith('search index: ')); waited += 100) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(server.lines).toContain('search index: 685 changes of the feed indexed')
     expect(key).toMatch(/^er_[0-9A-Za-z]{36}$/)
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     const document = await readDocument(await get('/v1/entities?filter=type:legislation'), entityCollectionDocumentSchema)
