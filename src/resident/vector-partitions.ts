@@ -90,8 +90,8 @@ export class VectorPartitions implements VectorHolder {
   /**
    * By the first slot of a position that several share: each kept field's code (`KEPT_FIELDS`' order)
    * if all its slots hold it, else `MIXED_CODES`. A prefilter that refuses such a code refuses the
-   * whole chain, skipped unwalked: 60% of the catalogue's entities share 12 vectors, and `type:bill`
-   * walked every person of a role near the query, slot by slot, to refuse each (2.7 ms a common word).
+   * whole chain, skipped unwalked: 60% of the catalogue's entities share 12 vectors, and under
+   * `type:committee` a chain of persons near the query (50,000 of a role) was walked to refuse each.
    */
   private chainCodes = new Map<number, Uint32Array>()
   /**
