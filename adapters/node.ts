@@ -323,7 +323,7 @@ async function pump(reader: ReadableStreamDefaultReader<Uint8Array>, res: Server
       const { value, done } = await reader.read()
       if (done) break
       if (res.destroyed) return
-      if (!res.write(value)) await new Promise<void>((resolve) => (res.writableNeedDrain ? res.once('drain', resolve).once('close', resolve) : resolve()))
+      if (!res.write(value) && res.writableNeedDrain) await drainedOrClosed(res)
     }
     res.end()
   } catch {
@@ -332,6 +332,21 @@ async function pump(reader: ReadableStreamDefaultReader<Uint8Array>, res: Server
   } finally {
     res.off('close', gone)
   }
+}
+
+/**
+ * Until the response drains or closes, whichever comes first, with neither listener left behind: a
+ * long download waits for a drain hundreds of times, and each wait left a 'close' listener on the
+ * response until it ended (Node warned of a leak past ten).
+ */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done)
+      resolve()
+    }
+    res.once('drain', done).once('close', done)
+  })
 }
 
 export interface ServeOptions extends NodeHandlerOptions {

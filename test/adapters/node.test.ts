@@ -59,6 +59,44 @@ describe('node adapter', () => {
     expect(Buffer.from(await response.arrayBuffer()).equals(Buffer.from(big))).toBe(true)
   })
 
+  it('streams a body to a slow reader, waiting for the socket to drain again and again, with no listener left behind each time', async () => {
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => warnings.push(warning.name)
+    process.on('warning', onWarning)
+    const chunk = new Uint8Array(64 * 1024).fill(7)
+    const chunks = 160
+    const body = () =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let n = 0; n < chunks; n++) controller.enqueue(chunk)
+          controller.close()
+        },
+      })
+    const streaming = await serve({ fetch: async () => new Response(body()) }, { port: 0 })
+    try {
+      const received = await new Promise<number>((resolve, reject) => {
+        httpRequest(`${streaming.url}/`, (response) => {
+          let bytes = 0
+          // Read a little at a time, so that the server's writes fill the socket and wait for it to drain.
+          response.on('data', (data: Buffer) => {
+            bytes += data.length
+            response.pause()
+            setTimeout(() => response.resume(), 2)
+          })
+          response.on('end', () => resolve(bytes)).on('error', reject)
+        })
+          .on('error', reject)
+          .end()
+      })
+      expect(received).toBe(chunks * chunk.length)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings).not.toContain('MaxListenersExceededWarning')
+    } finally {
+      process.off('warning', onWarning)
+      await streaming.close()
+    }
+  })
+
   it('keeps serving after a client goes away mid-download', async () => {
     await new Promise<void>((resolve) => {
       const request = httpRequest(`${server.url}/v1/entities/doc1/renditions/rnd_${'a'.repeat(32)}.pdf`, { headers: auth }, (response) => {
