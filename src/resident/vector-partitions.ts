@@ -380,7 +380,8 @@ export class VectorPartitions implements VectorHolder {
    */
   private verdictOn(position: number, prefilter: Prefilter): number {
     const head = this.slotAt[position]!
-    if (this.nextSharing[head] !== NONE) return prefilter.refusesEvery(this.chainCodes.get(head)!) ? REFUSED : ASK_EACH
+    const chained = this.chainCodes.get(head)
+    if (chained !== undefined) return prefilter.refusesEvery(chained) ? REFUSED : ASK_EACH
     return prefilter.allows(head) ? ALLOWED : REFUSED
   }
 
