@@ -140,7 +140,7 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
         // over a long one (an index being built) search answers from what is indexed so far.
         const behind = await indexer.lag()
         if (behind > SEARCH_BUILT_WITHIN) say(`search index: ${behind.toLocaleString('en')} changes of the feed to index; search answers from what is indexed so far (its ${SEARCH_INDEX_LAG_HEADER} header says how far behind)`)
-        else if (behind > 0 && (await indexer.catchUp().then(() => true, () => false))) say(`search index: ${behind} changes of the feed indexed`)
+        else if (behind > 0 && (await indexer.catchUp().then(() => true, () => false))) say(`search index: ${behind.toLocaleString('en')} changes of the feed indexed`)
         indexer.start()
         return
       }
