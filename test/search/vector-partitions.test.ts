@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseGffs } from '../../src/gffs/parse.js'
-import { Documents } from '../../src/resident/documents.js'
+import { Documents, KEPT_FIELDS } from '../../src/resident/documents.js'
 import { prefilterOf } from '../../src/resident/prefilter.js'
 import { VectorPartitions } from '../../src/resident/vector-partitions.js'
 import { allowedSlots, exactHits, unitOf } from '../../src/resident/vector-ranking.js'
@@ -14,6 +14,12 @@ function vectorsFrom(seed: number) {
   return () => Float32Array.from({ length: DIMENSIONS }, () => 2 * next() - 1)
 }
 
+/** The live slots of `type`, in slot order. */
+function slotsOfType(documents: Documents, type: string): Uint32Array {
+  const { codes, values } = documents.fields.type
+  return Uint32Array.from({ length: documents.ids.length }, (_, slot) => slot).filter((slot) => documents.alive.values[slot] === 1 && values[codes.values[slot]!] === type)
+}
+
 function documentsOf(count: number, vectorOf: () => Float32Array): Documents {
   const documents = new Documents(DIMENSIONS)
   for (let n = 0; n < count; n++) documents.put({ id: `e${String(n).padStart(6, '0')}`, fields: { type: n % 5 === 0 ? 'rare' : 'common' }, tokens: [], names: [], vector: vectorOf() })
@@ -25,10 +31,9 @@ describe('the nearest vectors among a prefilter\'s slots', () => {
   const vectorOf = vectorsFrom(17)
   const documents = documentsOf(25_000, vectorOf)
   const partitions = VectorPartitions.trained(documents)
-  const slotsOf = (type: string) => Uint32Array.from(Array.from({ length: documents.ids.length }, (_, slot) => slot).flatMap((slot) => (documents.fields.type.values[documents.fields.type.codes.values[slot]!] === type ? [slot] : [])))
 
   it('are those exact search finds among them, asked once or again (their vectors gathered)', () => {
-    const common = slotsOf('common')
+    const common = slotsOfType(documents, 'common')
     expect(common.length).toBeGreaterThan(16_384)
     for (let query = 0; query < 5; query++) {
       const vector = vectorOf()
@@ -40,14 +45,14 @@ describe('the nearest vectors among a prefilter\'s slots', () => {
 
   it('find the vectors added since they were first asked, in slots asked anew', () => {
     const vector = vectorOf()
-    const before = slotsOf('rare')
+    const before = slotsOfType(documents, 'rare')
     partitions.nearestAmong(vector, before, 10)
     // The query itself, added: the nearest there is, in a partition that moves when full (its room: an eighth more than it held).
     for (let n = 0; n < 200; n++) {
       documents.put({ id: `new${n}`, fields: { type: 'rare' }, tokens: [], names: [], vector })
       partitions.add(documents.slotOf(`new${n}`)!)
     }
-    const after = slotsOf('rare')
+    const after = slotsOfType(documents, 'rare')
     const hits = partitions.nearestAmong(vector, after, 10)
     // Tied with the 200 added, which ten are kept is the scan's order, not ids' (`VectorPartitions`).
     expect(hits.every((hit) => hit.id.startsWith('new'))).toBe(true)
@@ -112,15 +117,14 @@ describe('vectors that all the slots of one type share', () => {
   const documents = documentsOf(6_000, () => random())
   for (let n = 0; n < 20_000; n++) documents.put({ id: `p${String(n).padStart(6, '0')}`, fields: { type: 'person' }, tokens: [], names: [], vector: shared })
   const partitions = VectorPartitions.trained(documents)
-  const slotsWhere = (test: (slot: number) => boolean) => Uint32Array.from({ length: documents.ids.length }, (_, slot) => slot).filter((slot) => documents.alive.values[slot] === 1 && test(slot))
-  const typeOf = (slot: number) => documents.fields.type.values[documents.fields.type.codes.values[slot]!]
   const prefilter = (q: string) => prefilterOf(documents, parseGffs(q, { allowFreeText: false }).qualifiers)!
   // One prefilter asked again and again, as the resident index keeps it until a write: its verdicts on positions are kept too.
   const common = prefilter('type:common')
-  const exactAmongCommon = (vector: Float32Array, limit: number) => exactHits(documents, unitOf(vector, DIMENSIONS), slotsWhere((slot) => typeOf(slot) === 'common'), limit)
+  const exactAmongCommon = (vector: Float32Array, limit: number) => exactHits(documents, unitOf(vector, DIMENSIONS), slotsOfType(documents, 'common'), limit)
 
   it('are passed over by a prefilter that refuses their type, which finds what exact search finds among the slots it allows, asked again', () => {
-    expect(common.refusesEvery(Uint32Array.from([documents.fields.type.codeOf.get('person')!, 0, 0, 0, 0, 0]))).toBe(true)
+    const person = documents.fields.type.codeOf.get('person')!
+    expect(common.refusesEvery(Uint32Array.from(KEPT_FIELDS, (field) => (field === 'type' ? person : 0)))).toBe(true)
     for (const vector of [shared, random(), shared, random()]) expect(partitions.nearest(vector, common, 20, documents.live)).toEqual(exactAmongCommon(vector, 20))
     // Allowed, the chain is walked as before: its first placed, tied, come first.
     const persons = partitions.nearest(shared, prefilter('type:person'), 20, 0)
