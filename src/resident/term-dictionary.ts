@@ -11,6 +11,12 @@ export interface Term {
   documents: Growable<Uint32Array>
   /** Occurrences in each of `documents` (at most 255 counted). */
   counts: Growable<Uint8Array>
+  /**
+   * The field's length (its terms, repeats counted) in each of `documents`, `LONG_FIELD` for that
+   * many or more (then the slot's own column says): BM25 reads it beside the count, in a row, where
+   * the slot's column is read at random (a cache miss a posting).
+   */
+  lengths: Growable<Uint8Array>
   /** Live documents that hold it: BM25's document frequency. */
   holders: number
   /**
@@ -26,6 +32,9 @@ export interface Term {
  * keeps in the object itself (`Infinity` was a number object of its own for each of 100,000 terms).
  */
 const LONGEST = 0x3fffffff
+
+/** A field length that `Term.lengths` does not hold: this or longer. */
+export const LONG_FIELD = 255
 
 /** The most words whose near terms a dictionary keeps (`nearAnswers`): some 10,000 terms' references each at most. */
 const NEAR_ANSWERS_KEPT = 4096
@@ -61,7 +70,7 @@ export class TermDictionary {
   termOf(text: string): Term {
     let term = this.terms.get(text)
     if (term === undefined) {
-      term = { text, number: this.list.length, documents: growableUint32(), counts: growableUint8(), holders: 0, mostCount: 0, leastLength: LONGEST }
+      term = { text, number: this.list.length, documents: growableUint32(), counts: growableUint8(), lengths: growableUint8(), holders: 0, mostCount: 0, leastLength: LONGEST }
       this.terms.set(text, term)
       this.list.push(term)
       for (const gram of new Set(paddedGramsOf(text))) {
@@ -81,6 +90,7 @@ export class TermDictionary {
       const counted = Math.min(count, 255)
       term.documents.push(slot)
       term.counts.push(counted)
+      term.lengths.push(Math.min(length, LONG_FIELD))
       if (term.holders++ === 0) this.nearAnswers.clear()
       listed(term, counted, length)
     }
@@ -102,6 +112,7 @@ export class TermDictionary {
     const packed = new PackedLists(sizes)
     const documents = new Uint32Array(packed.total)
     const counts = new Uint8Array(packed.total)
+    const lengths = new Uint8Array(packed.total)
     for (let slot = 0; slot < slots; slot++) {
       if (alive[slot] !== 1) continue
       for (let at = starts[slot]!; at < starts[slot + 1]!; at++) occurrences[terms[at]!]!++
@@ -111,6 +122,7 @@ export class TermDictionary {
         const place = packed.next(number)
         documents[place] = slot
         counts[place] = Math.min(occurrences[number]!, 255)
+        lengths[place] = Math.min(starts[slot + 1]! - starts[slot]!, LONG_FIELD)
         listed(this.list[number]!, counts[place]!, starts[slot + 1]! - starts[slot]!)
         occurrences[number] = 0
       }
@@ -119,6 +131,7 @@ export class TermDictionary {
     for (const term of this.list) {
       term.documents = growableUint32(packed.of(documents, term.number))
       term.counts = growableUint8(packed.of(counts, term.number))
+      term.lengths = growableUint8(packed.of(lengths, term.number))
       term.holders = sizes[term.number]!
     }
   }

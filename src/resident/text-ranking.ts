@@ -4,7 +4,7 @@ import { containsPhrase, MATCH_WEIGHTS, trigramsOf } from '../search/text.js'
 import type { Documents, LiveStatistics } from './documents.js'
 import { type Growable, growableUint32, setBit } from './growable.js'
 import type { Prefilter } from './prefilter.js'
-import type { Term, TermDictionary } from './term-dictionary.js'
+import { LONG_FIELD, type Term, type TermDictionary } from './term-dictionary.js'
 import { rankedValue, TopHits } from './top-hits.js'
 import { TypedGrams } from './typed-grams.js'
 import { allowedSlots } from './vector-ranking.js'
@@ -13,7 +13,7 @@ import { allowedSlots } from './vector-ranking.js'
 export const MOST_RANKED_WORDS = 31
 
 /**
- * How many slots a window of `addSteps` covers: their scratch (scores, masks, the fields' lengths)
+ * How many slots a window of `addSteps` covers: their scratch (scores, masks)
  * stays in the processor's cache while every step adds to it (about half a megabyte), where a step
  * at a time over every slot would fetch a slot's from memory once for each step that lists it: a
  * name's given name is listed by five to eight steps (the token and the name, exact and near, each
@@ -29,9 +29,14 @@ class Scratch {
   /** A near step's best score so far for each slot of the window (`addSteps`), at the slot's place in it: small enough to stay in the cache. */
   nearest = new Float64Array(WINDOW_SLOTS)
   masks = new Uint32Array(0)
-  /** Per slot whose names are to be read, found from the typed trigrams' postings: how many of them it holds, and their weights' sum (zeroed after). */
+  /** Per slot whose names are to be read, found from the typed trigrams' postings: how many of them it holds, and their weights' sum (zeroed window by window, once copied to `readingHeld`). */
   heldGrams = new Uint16Array(0)
   heldWeights = new Float64Array(0)
+  /** `heldGrams` and `heldWeights` of the slots to read, the `at`-th's at `at` (`slotsToReadForGrams`). */
+  readingHeld = new Uint16Array(0)
+  readingWeights = new Float64Array(0)
+  /** Per slot to read, at its place among them: its score plus the most its trigrams could add, or -Infinity where nothing is left to read. */
+  readingBounds = new Float64Array(0)
   /** Per slot: 1 where a selective prefilter keeps it, for one query (zeroed after). */
   admitted = new Uint8Array(0)
   /** One bit a slot: a pruned query's candidates (`Pruning`), 125 KB at 1,000,000 slots (cleared by each). */
@@ -53,6 +58,22 @@ class Scratch {
 
   partialScoresFor(count: number): Float64Array {
     return (this.partialScores = withRoomFor(this.partialScores, count))
+  }
+
+  readingBoundsFor(count: number): Float64Array {
+    return (this.readingBounds = withRoomFor(this.readingBounds, count))
+  }
+
+  /** Room in `readingHeld` and `readingWeights` for `count` slots to read (what they held kept). */
+  fitReading(count: number): void {
+    if (this.readingHeld.length >= count) return
+    const size = Math.max(count, this.readingHeld.length * 2)
+    const held = new Uint16Array(size)
+    held.set(this.readingHeld)
+    const weights = new Float64Array(size)
+    weights.set(this.readingWeights)
+    this.readingHeld = held
+    this.readingWeights = weights
   }
 
   /** The `number`-th list of a query's name parts' holders. */
@@ -107,13 +128,11 @@ const scratch = new Scratch()
 export function rankText(documents: Documents, query: TextQuery, prefilter: Prefilter | null, limit: number): TextHit[] {
   const slots = documents.ids.length
   scratch.fit(slots)
-  const { scores, masks, touched, heldGrams, heldWeights } = scratch
+  const { scores, masks, touched } = scratch
   touched.length = 0
-  let reading: Growable<Uint32Array> | null = null
   const tokenField = statisticsOf(documents.tokenStatistics, (term) => documents.tokens.terms.get(term)?.holders ?? 0)
   const nameField = statisticsOf(documents.nameStatistics, (term) => documents.names.terms.get(term)?.holders ?? 0)
   const gramField = statisticsOf(documents.gramStatistics, (gram) => documents.grams.of(gram)?.holders ?? 0)
-  const nameLengths = documents.nameLengths.values
   const namesUnits = documents.namesUnits.values
   const namesStarts = documents.namesStarts.values
   const typedGrams = new TypedGrams(query.words.flatMap((word) => word.nameParts), gramField)
@@ -140,7 +159,6 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     // Whether a slot reaches the least is known before its trigram scores (they are added only to
     // those that reach it): the `at`-th touched slot's, or a slot's, score then.
     const reachesLeastAt = (at: number) => touchedScores[at]! + mostByPhrase >= least
-    const reachesLeast = (slot: number) => scores[slot]! + mostByPhrase >= least
 
     const top = new TopHits(limit, documents.ids)
     const addCandidate = (slot: number, withGrams: boolean) => {
@@ -154,26 +172,31 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     // (a slot without names, a bill's, is passed without reading its empty text): first those already
     // reaching the least of the best, then all that reach it offered, so that the top's floor is at
     // least that. Then the rest, whose names are read only when their trigrams could lift them to the floor.
-    reading = slotsToReadForGrams(documents, typedGrams, touched, masks)
+    const reading = slotsToReadForGrams(documents, typedGrams, touched, masks)
     // Found from the trigrams' postings, the slots to read come with the typed trigrams each holds;
     // else they are the touched ones, whose scores before their trigrams' are read in a row.
     const heldKnown = reading !== touched
-    const readingReaches = (at: number, slot: number) => (heldKnown ? reachesLeast(slot) : reachesLeastAt(at))
+    const { readingHeld, readingWeights } = scratch
+    // Each slot's score, and where its names are, read at random once: the rest's bounds are kept in
+    // a row, so that the slots below the floor are passed without reading them again.
+    const bounds = scratch.readingBoundsFor(reading.length)
     for (let at = 0; at < reading.length; at++) {
       const slot = reading.values[at]!
-      if (readingReaches(at, slot) && nameLengths[slot] !== 0) scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!)
+      const start = namesStarts[slot]!
+      const end = namesStarts[slot + 1]!
+      const score = heldKnown ? scores[slot]! : touchedScores[at]!
+      bounds[at] = -Infinity
+      if (end === start) continue
+      if (score + mostByPhrase >= least) scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, start, end)
+      else bounds[at] = score + (heldKnown ? typedGrams.mostAddedHolding(end - start - 2, readingHeld[at]!, readingWeights[at]!) : typedGrams.mostAdded(end - start - 2))
     }
     for (let at = 0; at < touched.length; at++) if (reachesLeastAt(at)) addCandidate(touched.values[at]!, false)
     for (let at = 0; at < reading.length; at++) {
-      const slot = reading.values[at]!
-      if (readingReaches(at, slot) || nameLengths[slot] === 0) continue
       // Below the least, its score has no trigram scores yet.
-      const score = heldKnown ? scores[slot]! : touchedScores[at]!
-      const start = namesStarts[slot]!
-      const end = namesStarts[slot + 1]!
-      const mostAdded = heldKnown ? typedGrams.mostAddedHolding(end - start - 2, heldGrams[slot]!, heldWeights[slot]!) : typedGrams.mostAdded(end - start - 2)
-      if (ROUNDING_ALLOWANCE * (score + mostAdded + mostByPhrase) < top.floor()) continue
-      scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, start, end)
+      const bound = bounds[at]!
+      if (bound === -Infinity || ROUNDING_ALLOWANCE * (bound + mostByPhrase) < top.floor()) continue
+      const slot = reading.values[at]!
+      scores[slot] = typedGrams.addScores(scores[slot]!, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!)
       addCandidate(slot, false)
     }
     // Slots that hold every phrase and no word still match (their trigram scores added here).
@@ -182,12 +205,6 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
   } finally {
     typedGrams.release()
     admitted.release()
-    if (reading !== null && reading !== touched) {
-      for (let at = 0; at < reading.length; at++) {
-        heldGrams[reading.values[at]!] = 0
-        heldWeights[reading.values[at]!] = 0
-      }
-    }
     for (let at = 0; at < touched.length; at++) {
       const slot = touched.values[at]!
       scores[slot] = 0
@@ -395,7 +412,8 @@ function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, name
 
 /**
  * Each admitted slot holding `term` from its `from`-th posting and below `windowEnd`, marked as
- * matching the word `bit`, given the term's BM25 there (`lengths`: the field's length in each slot):
+ * matching the word `bit`, given the term's BM25 there (the field's length read beside the posting's
+ * count, or for a field of `LONG_FIELD` terms or more from `lengths`, the field's length in each slot):
  * added to its score at `weight`, or with `KEEP_THE_BEST` kept in `nearest` where it is the best so
  * far; with `pruning`, only the slots it walks. Returns where the next window starts. Most of a
  * query's work is this loop: it calls nothing a slot but `bm25` (and a broad prefilter's test).
@@ -407,6 +425,7 @@ function addPostings(term: Term, termIdf: number, from: number, windowEnd: numbe
   const named = pruning?.named ?? null
   const holders = term.documents.values
   const counts = term.counts.values
+  const termLengths = term.lengths.values
   const length = term.documents.length
   let at = from
   for (; at < length; at++) {
@@ -416,7 +435,8 @@ function addPostings(term: Term, termIdf: number, from: number, windowEnd: numbe
     if (marks[slot] !== 1 || (broad !== null && !broad.allows(slot))) continue
     if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
     masks[slot]! |= bit
-    const score = bm25(field, counts[at]!, lengths[slot]!, termIdf)
+    const fieldLength = termLengths[at]!
+    const score = bm25(field, counts[at]!, fieldLength !== LONG_FIELD ? fieldLength : lengths[slot]!, termIdf)
     if (weight !== KEEP_THE_BEST) scores[slot]! += weight * score
     else {
       if (nearest[slot & IN_WINDOW] === 0) nearTouched.push(slot)
@@ -491,14 +511,15 @@ const POSTINGS_A_READ = 16
 
 /**
  * The slots that matched (`masks`) whose names may hold a typed trigram: every one, or those the
- * trigrams' postings hold when they are fewer (then, in `heldGrams` and `heldWeights`, which typed
- * trigrams each holds: their count and weights' sum, to be cleared by the caller).
+ * trigrams' postings hold when they are fewer (then, in `readingHeld` and `readingWeights` at each
+ * one's place among them, which typed trigrams it holds: their count and weights' sum).
  */
 function slotsToReadForGrams(documents: Documents, typedGrams: TypedGrams, touched: Growable<Uint32Array>, masks: Uint32Array): Growable<Uint32Array> {
   const lists = typedGrams.grams.map((gram) => documents.grams.of(gram)?.documents)
   if (lists.reduce((sum, list) => sum + (list?.length ?? 0), 0) >= POSTINGS_A_READ * touched.length) return touched
   const { listed: reading, heldGrams, heldWeights } = scratch
   reading.length = 0
+  let copied = 0
   const weights = lists.map((_, number) => typedGrams.weightOf(number))
   const cursors = lists.map(() => 0)
   // Window by window (as `addSteps`): a slot's count and weights stay in the cache for every trigram it holds.
@@ -516,6 +537,16 @@ function slotsToReadForGrams(documents: Documents, typedGrams: TypedGrams, touch
       }
       cursors[number] = at
     })
+    // The window's counts and sums, in the cache still, put in a row beside the slots and cleared.
+    scratch.fitReading(reading.length)
+    const { readingHeld, readingWeights } = scratch
+    for (; copied < reading.length; copied++) {
+      const slot = reading.values[copied]!
+      readingHeld[copied] = heldGrams[slot]!
+      readingWeights[copied] = heldWeights[slot]!
+      heldGrams[slot] = 0
+      heldWeights[slot] = 0
+    }
   }
   return reading
 }

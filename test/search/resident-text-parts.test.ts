@@ -356,6 +356,48 @@ describe("the resident index's full text over windows of many slots", () => {
   })
 })
 
+describe("the resident index's full text over fields of any length", () => {
+  // Each posting carries its field's length up to `LONG_FIELD` (255): entities of 1 to 600 tokens
+  // and names, about that length and far past it, put one by one and loaded at once.
+  let state = 11
+  const random = () => (state = (state * 48271) % 2147483647) / 2147483647
+  const lengths = [1, 2, 7, 253, 254, 255, 256, 300, 600]
+  const entities = Array.from({ length: 360 }, (_, n) => {
+    const length = lengths[n % lengths.length]!
+    const tokens = Array.from({ length }, (_, at) => (at % 3 === 0 ? 'budget' : random() < 0.1 ? 'water' : `filler${at % 40}`))
+    const names = n % 2 === 0 ? [] : Array.from({ length: Math.min(length, 280) }, (_, at) => (at === 0 ? 'eliza' : random() < 0.2 ? 'elisa' : `dor${at % 30}`))
+    return { id: `e${String((n * 7919) % 360).padStart(3, '0')}`, tokens, names }
+  })
+  const put = new Documents(2)
+  const loaded = Documents.forLoad(2)
+  for (const [n, { id, tokens, names }] of entities.entries()) for (const documents of [put, loaded]) documents.put({ id, fields: { type: 'bill' }, tokens, names, vector: Float32Array.of(1, n) })
+  loaded.loaded()
+  const queries: TextQuery[] = [
+    { words: [queryWord('budget', [], 'budget'), queryWord('water', [], 'water')], phrases: [] },
+    { words: [queryWord('eliza', ['eliza'], 'eliza'), queryWord('dor7', ['dor7'], 'dor7')], phrases: [] },
+  ]
+
+  const statistics = {
+    tokens: fieldStatistics(entities.map(({ tokens }) => tokens)),
+    names: fieldStatistics(entities.map(({ names }) => names)),
+    trigrams: fieldStatistics(entities.map(({ names }) => trigramsOf(names.join(' ')))),
+    phraseHolders: [],
+  }
+  // The reference adds a slot's scores in its own order: the same to the ninth decimal.
+  const comparable = (hits: { id: string; score: number; matched: number }[]) => hits.map(({ id, score, matched }) => `${id} ${score.toFixed(9)} ${matched}`)
+
+  it('ranks as the reference scorer does, over postings put one by one and made at once, the two alike to the last bit', () => {
+    for (const query of queries) {
+      const score = textScorer(query, statistics)
+      const expected = entities.flatMap((entity) => score(entity) ?? []).sort(bestFirst).slice(0, 100)
+      expect(expected.length).toBeGreaterThan(50)
+      const ranked = rankText(put, query, null, 100)
+      expect(comparable(ranked)).toEqual(comparable(expected))
+      expect(rankText(loaded, query, null, 100)).toEqual(ranked)
+    }
+  })
+})
+
 describe("the resident index's ranked value", () => {
   it('is the value at that rank of the values sorted best first, many of them equal or not', () => {
     let state = 3
