@@ -50,7 +50,7 @@ const makeUint32 = (length: number) => new Uint32Array(length)
 const makeFloat32 = (length: number) => new Float32Array(length)
 export const growableInt8 = () => new Growable(makeInt8)
 export const growableUint8 = (values?: Uint8Array) => new Growable(makeUint8, values)
-export const growableUint16 = () => new Growable(makeUint16)
+export const growableUint16 = (values?: Uint16Array) => new Growable(makeUint16, values)
 export const growableUint32 = (values?: Uint32Array) => new Growable(makeUint32, values)
 export const growableFloat32 = () => new Growable(makeFloat32)
 

@@ -1,6 +1,6 @@
 import { editDistance, trigramsOf } from '../search/text.js'
 import { setNewest } from '../bounded-map.js'
-import { type Growable, growableUint32, growableUint8, PackedLists } from './growable.js'
+import { type Growable, growableUint16, growableUint32, PackedLists } from './growable.js'
 
 /** One term of a field: the documents that hold it (dead ones too, until compaction) and how often. */
 export interface Term {
@@ -9,14 +9,13 @@ export interface Term {
   number: number
   /** Document slots, ascending. */
   documents: Growable<Uint32Array>
-  /** Occurrences in each of `documents` (at most 255 counted). */
-  counts: Growable<Uint8Array>
   /**
-   * The field's length (its terms, repeats counted) in each of `documents`, `LONG_FIELD` for that
-   * many or more (then the slot's own column says): BM25 reads it beside the count, in a row, where
-   * the slot's column is read at random (a cache miss a posting).
+   * For each of `documents`, its occurrences (at most 255 counted) and the field's length there (its
+   * terms, repeats counted; `LONG_FIELD` for that many or more, then the slot's own column says), as
+   * `occurrence(count, length)`: BM25 reads the length beside the count, in a row, where the slot's
+   * column is read at random (a cache miss a posting).
    */
-  lengths: Growable<Uint8Array>
+  occurrences: Growable<Uint16Array>
   /** Live documents that hold it: BM25's document frequency. */
   holders: number
   /**
@@ -33,8 +32,13 @@ export interface Term {
  */
 const LONGEST = 0x3fffffff
 
-/** A field length that `Term.lengths` does not hold: this or longer. */
+/** A field length that `Term.occurrences` does not hold: this or longer. */
 export const LONG_FIELD = 255
+
+/** A posting's count and its field's length in one number (`Term.occurrences`): the count in the low byte. */
+export function occurrence(count: number, length: number): number {
+  return Math.min(count, 255) | (Math.min(length, LONG_FIELD) << 8)
+}
 
 /** The most words whose near terms a dictionary keeps (`nearAnswers`): some 10,000 terms' references each at most. */
 const NEAR_ANSWERS_KEPT = 4096
@@ -70,7 +74,7 @@ export class TermDictionary {
   termOf(text: string): Term {
     let term = this.terms.get(text)
     if (term === undefined) {
-      term = { text, number: this.list.length, documents: growableUint32(), counts: growableUint8(), lengths: growableUint8(), holders: 0, mostCount: 0, leastLength: LONGEST }
+      term = { text, number: this.list.length, documents: growableUint32(), occurrences: growableUint16(), holders: 0, mostCount: 0, leastLength: LONGEST }
       this.terms.set(text, term)
       this.list.push(term)
       for (const gram of new Set(paddedGramsOf(text))) {
@@ -89,8 +93,7 @@ export class TermDictionary {
       const term = this.termOf(text)
       const counted = Math.min(count, 255)
       term.documents.push(slot)
-      term.counts.push(counted)
-      term.lengths.push(Math.min(length, LONG_FIELD))
+      term.occurrences.push(occurrence(count, length))
       if (term.holders++ === 0) this.nearAnswers.clear()
       listed(term, counted, length)
     }
@@ -111,8 +114,7 @@ export class TermDictionary {
     }
     const packed = new PackedLists(sizes)
     const documents = new Uint32Array(packed.total)
-    const counts = new Uint8Array(packed.total)
-    const lengths = new Uint8Array(packed.total)
+    const postingOccurrences = new Uint16Array(packed.total)
     for (let slot = 0; slot < slots; slot++) {
       if (alive[slot] !== 1) continue
       for (let at = starts[slot]!; at < starts[slot + 1]!; at++) occurrences[terms[at]!]!++
@@ -121,17 +123,16 @@ export class TermDictionary {
         if (occurrences[number] === 0) continue
         const place = packed.next(number)
         documents[place] = slot
-        counts[place] = Math.min(occurrences[number]!, 255)
-        lengths[place] = Math.min(starts[slot + 1]! - starts[slot]!, LONG_FIELD)
-        listed(this.list[number]!, counts[place]!, starts[slot + 1]! - starts[slot]!)
+        const length = starts[slot + 1]! - starts[slot]!
+        postingOccurrences[place] = occurrence(occurrences[number]!, length)
+        listed(this.list[number]!, Math.min(occurrences[number]!, 255), length)
         occurrences[number] = 0
       }
     }
     this.nearAnswers.clear()
     for (const term of this.list) {
       term.documents = growableUint32(packed.of(documents, term.number))
-      term.counts = growableUint8(packed.of(counts, term.number))
-      term.lengths = growableUint8(packed.of(lengths, term.number))
+      term.occurrences = growableUint16(packed.of(postingOccurrences, term.number))
       term.holders = sizes[term.number]!
     }
   }

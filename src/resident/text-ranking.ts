@@ -424,8 +424,7 @@ function addPostings(term: Term, termIdf: number, from: number, windowEnd: numbe
   const candidates = pruning?.candidates ?? null
   const named = pruning?.named ?? null
   const holders = term.documents.values
-  const counts = term.counts.values
-  const termLengths = term.lengths.values
+  const occurrences = term.occurrences.values
   const length = term.documents.length
   let at = from
   for (; at < length; at++) {
@@ -435,8 +434,9 @@ function addPostings(term: Term, termIdf: number, from: number, windowEnd: numbe
     if (marks[slot] !== 1 || (broad !== null && !broad.allows(slot))) continue
     if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
     masks[slot]! |= bit
-    const fieldLength = termLengths[at]!
-    const score = bm25(field, counts[at]!, fieldLength !== LONG_FIELD ? fieldLength : lengths[slot]!, termIdf)
+    const occurrence = occurrences[at]!
+    const fieldLength = occurrence >>> 8
+    const score = bm25(field, occurrence & 0xff, fieldLength !== LONG_FIELD ? fieldLength : lengths[slot]!, termIdf)
     if (weight !== KEEP_THE_BEST) scores[slot]! += weight * score
     else {
       if (nearest[slot & IN_WINDOW] === 0) nearTouched.push(slot)

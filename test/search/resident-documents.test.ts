@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { IndexedEntity } from '../../src/ports/search-index.js'
 import { Documents, KEPT_FIELDS } from '../../src/resident/documents.js'
+import { LONG_FIELD } from '../../src/resident/term-dictionary.js'
 import { trigramsOf } from '../../src/search/text.js'
 
 /** Entities of few words and names (terms held often, repeated in one entity, names of letters beyond ASCII), ids put again in the load and after it. */
@@ -19,13 +20,13 @@ function entities(count: number): IndexedEntity[] {
   return made
 }
 
-/** What ranking reads of documents: every term's live postings (slot, count) and holders, the trigrams' and the kept fields' live slots. */
+/** What ranking reads of documents: every term's live postings (slot, count and field length) and holders, the trigrams' and the kept fields' live slots. */
 function postingsOf(documents: Documents) {
   const live = (slots: ArrayLike<number>, length: number) => Array.from(slots).slice(0, length).filter((slot) => documents.alive.values[slot] === 1)
   const terms = (dictionary: Documents['tokens']) =>
     Object.fromEntries(
       [...dictionary.terms.values()].map((term) => {
-        const postings = Array.from(term.documents.values.subarray(0, term.documents.length), (slot, at) => [slot, term.counts.values[at]!])
+        const postings = Array.from(term.documents.values.subarray(0, term.documents.length), (slot, at) => [slot, term.occurrences.values[at]!])
         return [term.text, { holders: term.holders, postings: postings.filter(([slot]) => documents.alive.values[slot!] === 1) }]
       }),
     )
@@ -70,7 +71,8 @@ describe("the resident index's documents, loaded", () => {
 
 /**
  * Each term's bound on its BM25 (`mostCount`, `leastLength`) holds for every live posting, and is
- * reached by one of its postings (dead ones too): it is the postings' own, not a looser one.
+ * reached by one of its postings (dead ones too): it is the postings' own, not a looser one. Each
+ * posting holds its slot's field length (up to `LONG_FIELD`).
  */
 function expectBoundsHold(documents: Documents) {
   for (const [dictionary, lengths] of [
@@ -79,9 +81,10 @@ function expectBoundsHold(documents: Documents) {
   ] as const) {
     for (const term of dictionary.terms.values()) {
       const slots = Array.from(term.documents.values.subarray(0, term.documents.length))
-      const counts = Array.from(term.counts.values.subarray(0, term.documents.length))
+      const occurrences = Array.from(term.occurrences.values.subarray(0, term.documents.length))
       if (slots.length === 0) continue
-      expect(Math.max(...counts), term.text).toBe(term.mostCount)
+      expect(Math.max(...occurrences.map((each) => each & 0xff)), term.text).toBe(term.mostCount)
+      expect(occurrences.map((each) => each >>> 8), term.text).toEqual(slots.map((slot) => Math.min(lengths[slot]!, LONG_FIELD)))
       expect(Math.min(...slots.map((slot) => lengths[slot]!)), term.text).toBe(term.leastLength)
     }
   }
