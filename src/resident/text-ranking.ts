@@ -157,7 +157,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     let mostByPhrase = 0
     if (phrased !== null) for (const phraseScore of phrased.values()) mostByPhrase = Math.max(mostByPhrase, phraseScore)
     // Whether a slot reaches the least is known before its trigram scores (they are added only to
-    // those that reach it): the `at`-th touched slot's, or a slot's, score then.
+    // those that reach it): the `at`-th touched slot's score then.
     const reachesLeastAt = (at: number) => touchedScores[at]! + mostByPhrase >= least
 
     const top = new TopHits(limit, documents.ids)
