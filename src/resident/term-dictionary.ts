@@ -40,6 +40,16 @@ export function occurrence(count: number, length: number): number {
   return Math.min(count, 255) | (Math.min(length, LONG_FIELD) << 8)
 }
 
+/** The count an `occurrence` holds. */
+export function countOf(occurrence: number): number {
+  return occurrence & 0xff
+}
+
+/** The field length an `occurrence` holds (`LONG_FIELD`: that or longer). */
+export function fieldLengthOf(occurrence: number): number {
+  return occurrence >>> 8
+}
+
 /** The most words whose near terms a dictionary keeps (`nearAnswers`): some 10,000 terms' references each at most. */
 const NEAR_ANSWERS_KEPT = 4096
 
@@ -91,11 +101,11 @@ export class TermDictionary {
   add(slot: number, counts: ReadonlyMap<string, number>, length: number): void {
     for (const [text, count] of counts) {
       const term = this.termOf(text)
-      const counted = Math.min(count, 255)
+      const posted = occurrence(count, length)
       term.documents.push(slot)
-      term.occurrences.push(occurrence(count, length))
+      term.occurrences.push(posted)
       if (term.holders++ === 0) this.nearAnswers.clear()
-      listed(term, counted, length)
+      listed(term, countOf(posted), length)
     }
   }
 
@@ -125,7 +135,7 @@ export class TermDictionary {
         documents[place] = slot
         const length = starts[slot + 1]! - starts[slot]!
         postingOccurrences[place] = occurrence(occurrences[number]!, length)
-        listed(this.list[number]!, Math.min(occurrences[number]!, 255), length)
+        listed(this.list[number]!, countOf(postingOccurrences[place]!), length)
         occurrences[number] = 0
       }
     }

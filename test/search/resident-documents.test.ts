@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { IndexedEntity } from '../../src/ports/search-index.js'
 import { Documents, KEPT_FIELDS } from '../../src/resident/documents.js'
-import { LONG_FIELD } from '../../src/resident/term-dictionary.js'
+import { countOf, fieldLengthOf, LONG_FIELD } from '../../src/resident/term-dictionary.js'
 import { trigramsOf } from '../../src/search/text.js'
 
 /** Entities of few words and names (terms held often, repeated in one entity, names of letters beyond ASCII), ids put again in the load and after it. */
@@ -83,8 +83,8 @@ function expectBoundsHold(documents: Documents) {
       const slots = Array.from(term.documents.values.subarray(0, term.documents.length))
       const occurrences = Array.from(term.occurrences.values.subarray(0, term.documents.length))
       if (slots.length === 0) continue
-      expect(Math.max(...occurrences.map((each) => each & 0xff)), term.text).toBe(term.mostCount)
-      expect(occurrences.map((each) => each >>> 8), term.text).toEqual(slots.map((slot) => Math.min(lengths[slot]!, LONG_FIELD)))
+      expect(Math.max(...occurrences.map(countOf)), term.text).toBe(term.mostCount)
+      expect(occurrences.map(fieldLengthOf), term.text).toEqual(slots.map((slot) => Math.min(lengths[slot]!, LONG_FIELD)))
       expect(Math.min(...slots.map((slot) => lengths[slot]!)), term.text).toBe(term.leastLength)
     }
   }
