@@ -4,7 +4,7 @@ import type { PublicSnapshot } from '../contract/entity.js'
 import { CONTRACT_COLUMNS, CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
-import type { IndexedEntity, IndexState, NearForm, QueryWord, ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
+import type { IndexedEntity, IndexedPassage, IndexState, NearForm, QueryWord, ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search-index.js'
 import { passageWordsNeeded, withPassageText } from '../search/passage-ranks.js'
 import { MATCH_WEIGHTS, matchesWord, trigramsOf } from '../search/text.js'
 import { bestBySum, type ClauseRanking, unscoredIn } from './clause-sums.js'
@@ -345,7 +345,7 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
 
     clear,
 
-    async *scan() {
+    async *scan({ passagesUpTo = 0 } = {}) {
       const columns = ['id', ...CONTRACT_FIELDS.map((field) => CONTRACT_COLUMNS[field]), 'tokens', NAMES, 'vector']
       let total: number | undefined = await entities.countRows()
       for await (const batch of entities.query().select(columns)) {
@@ -361,9 +361,17 @@ export async function createLancedbSearchIndex(options: LancedbSearchIndexOption
         yield { entities: rows, withPassages: [], ...(total === undefined ? {} : { total }) }
         total = undefined
       }
-      const withPassages = new Set<string>()
-      for await (const batch of passages.query().select(['id'])) for (const id of stringsOf(batch.getChild('id')!)) withPassages.add(id!)
-      yield { entities: [], withPassages: [...withPassages] }
+      const withTokens = (await passages.countRows()) <= passagesUpTo
+      const byEntity = new Map<string, IndexedPassage[]>()
+      for await (const batch of passages.query().select(withTokens ? ['id', 'tokens'] : ['id'])) {
+        const [ids, tokens] = [stringsOf(batch.getChild('id')!), withTokens ? stringsOf(batch.getChild('tokens')!) : []]
+        ids.forEach((id, row) => {
+          const held = byEntity.get(id!) ?? byEntity.set(id!, []).get(id!)!
+          if (withTokens) held.push({ tokens: wordsOf(tokens[row]!) })
+        })
+      }
+      const withPassages = [...byEntity.keys()]
+      yield { entities: [], withPassages, ...(withTokens ? { passages: withPassages.map((id) => ({ id, passages: byEntity.get(id)! })) } : {}) }
     },
 
     async optimize() {

@@ -113,6 +113,16 @@ export interface ScannedBatch {
   withPassages: string[]
   /** On the first batch, where the index knows it: how many entities the whole scan brings (an index in front makes room for them at once). */
   total?: number
+  /**
+   * Asked for (`ScanOptions.passagesUpTo`) and no more than that many in the index: the passages
+   * of the entities in `withPassages`, each entity's together (in this batch or any other).
+   */
+  passages?: { id: string; passages: IndexedPassage[] }[]
+}
+
+export interface ScanOptions {
+  /** The passages' tokens too (`ScannedBatch.passages`), where the index holds no more passages than this. */
+  passagesUpTo?: number
 }
 
 /**
@@ -133,9 +143,10 @@ export interface SearchIndex {
   /**
    * Everything indexed, in batches, for an index that keeps it in memory in front of this one
    * (`createResidentSearchIndex`): the entities without their passages, and the ids of the entities
-   * that have passages. Optional: an index without it is searched as it is.
+   * that have passages (their passages too, when few: `ScanOptions`). Optional: an index without it
+   * is searched as it is.
    */
-  scan?(): AsyncIterable<ScannedBatch>
+  scan?(options?: ScanOptions): AsyncIterable<ScannedBatch>
   /**
    * Full text over the passages of texts alone (each hit an entity, by its best passages), as
    * `fullText` ranks them before it merges them with the entities' own (`withPassageText`): an index

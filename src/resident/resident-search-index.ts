@@ -3,6 +3,7 @@ import type { Qualifier } from '../gffs/types.js'
 import type { IndexState, SearchIndex } from '../ports/search-index.js'
 import { withPassageText } from '../search/passage-ranks.js'
 import { Documents } from './documents.js'
+import { HeldPassages } from './held-passages.js'
 import { keepsFieldsOf, type Prefilter, prefilterOf } from './prefilter.js'
 import { MOST_RANKED_WORDS, rankText } from './text-ranking.js'
 import { VectorPartitions } from './vector-partitions.js'
@@ -22,6 +23,12 @@ export interface ResidentSearchIndexOptions {
    * (default 60,000: an index that small is searched exactly).
    */
   exactVectorsUpTo?: number
+  /**
+   * The most passages of texts held in memory too (default 2,000: some 400,000 words, 25 MB); past it
+   * the index behind ranks them (`SearchIndex.passageText`), as it does whatever their number when
+   * it cannot scan them.
+   */
+  passagesHeldUpTo?: number
   /** Told when the index is loaded: its entities and the milliseconds it took, of which its vectors' partitions took `partitioning`. */
   onLoaded?: (loaded: { entities: number; milliseconds: number; partitioning: number }) => void
 }
@@ -34,17 +41,20 @@ export interface ResidentSearchIndexOptions {
  * selective prefilter keeps, and with no or a broad prefilter over partitions of the vectors
  * (`VectorPartitions`: LanceDB's own reached a recall of 0.90 at several times the CPU). The rest
  * goes to the index behind: qualifiers on fields it does not keep (titles, names, identifiers),
- * search while it loads, and the passages of texts (ranked by the index behind,
- * merged here as it merges them: `SearchIndex.passageText`). The index
+ * search while it loads, and the passages of texts once more than `passagesHeldUpTo` (ranked by the
+ * index behind, merged here as it merges them: `SearchIndex.passageText`; fewer are held and ranked
+ * here, as the memory index ranks them: `HeldPassages`). The index
  * behind must have no other writer (a LanceDB directory that one `serve` indexes): what another
  * process writes there is not seen here.
  */
 export async function createResidentSearchIndex(options: ResidentSearchIndexOptions): Promise<SearchIndex> {
-  const { behind, dimensions, exactVectorsUpTo = 60_000, onLoaded } = options
+  const { behind, dimensions, exactVectorsUpTo = 60_000, passagesHeldUpTo = 2_000, onLoaded } = options
   let documents = Documents.forLoad(dimensions)
   /** The vectors' partitions, made once the documents are loaded (none without vectors). */
   let partitions: VectorPartitions | null = null
   const withPassages = new Set<string>()
+  /** The passages, while they are no more than `passagesHeldUpTo` (null: the index behind ranks them). */
+  let heldPassages: HeldPassages | null = new HeldPassages()
   /** Writes made while the index loads, applied over what it loaded once it has (each write is a replacement: applied twice, the same). */
   let pending: Parameters<SearchIndex['apply']>[0][] = []
   let state: 'loading' | 'ready' | 'failed' = 'loading'
@@ -69,13 +79,17 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
     for (const id of removals) {
       documents.remove(id)
       withPassages.delete(id)
+      heldPassages?.remove(id)
     }
     for (const entity of upserts) {
       documents.put(entity)
       partitions?.add(documents.slotOf(entity.id)!)
       if ((entity.passages?.length ?? 0) > 0) withPassages.add(entity.id)
       else withPassages.delete(entity.id)
+      heldPassages?.put(entity.id, entity.passages ?? [])
     }
+    // Once past the most held, the index behind ranks them (until the index is loaded again).
+    if (heldPassages !== null && heldPassages.count > passagesHeldUpTo) heldPassages = null
     // Dead slots hold postings and vectors until the documents are made again from the live ones.
     if (documents.dead > Math.max(10_000, documents.live)) {
       documents = compacted(documents)
@@ -87,11 +101,15 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
 
   async function load() {
     const started = performance.now()
-    for await (const batch of behind.scan!()) {
+    let passagesScanned = false
+    for await (const batch of behind.scan!({ passagesUpTo: passagesHeldUpTo })) {
       if (batch.total !== undefined) documents.reserve(batch.total)
       for (const entity of batch.entities) documents.put(entity)
       for (const id of batch.withPassages) withPassages.add(id)
+      for (const { id, passages } of batch.passages ?? []) heldPassages?.put(id, passages)
+      passagesScanned ||= batch.passages !== undefined
     }
+    if (withPassages.size > 0 && !passagesScanned) heldPassages = null
     documents.loaded()
     const partitioned = performance.now()
     // An empty index has nothing to train on: the first write trains its partitions.
@@ -108,6 +126,7 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
     pending = []
     documents = new Documents(dimensions)
     partitions = null
+    heldPassages = null
   })
   const ready = () => state === 'ready'
   /**
@@ -140,12 +159,20 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       else if (state === 'ready') applyHere(change)
     },
     async fullText(query, qualifiers, limit) {
-      // Passages stay on disk: the index behind ranks them, and they are merged as it merges them.
-      const passagesHere = withPassages.size === 0 || behind.passageText !== undefined
+      // Passages are ranked here while few enough to be held, else by the index behind; merged as it merges them.
+      const passagesHere = withPassages.size === 0 || heldPassages !== null || behind.passageText !== undefined
       if (!ready() || !passagesHere || query.words.length > MOST_RANKED_WORDS || !keepsFieldsOf(qualifiers)) return behind.fullText(query, qualifiers, limit)
-      const byEntity = rankText(documents, query, prefilterFor(qualifiers), limit)
+      const prefilter = prefilterFor(qualifiers)
+      const byEntity = rankText(documents, query, prefilter, limit)
       if (withPassages.size === 0) return byEntity
-      return withPassageText(byEntity, await behind.passageText!(query, qualifiers, limit), limit, query.words.length)
+      const byPassage =
+        heldPassages === null
+          ? await behind.passageText!(query, qualifiers, limit)
+          : heldPassages.rank(query, (id) => {
+              const slot = documents.slotOf(id)
+              return slot !== undefined && (prefilter === null || prefilter.allows(slot))
+            })
+      return withPassageText(byEntity, byPassage, limit, query.words.length)
     },
     async nearest(vector, qualifiers, limit) {
       if (!ready() || partitions === null || !keepsFieldsOf(qualifiers)) return behind.nearest(vector, qualifiers, limit)
@@ -162,6 +189,7 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       // Trained again on what the next writes bring.
       partitions = null
       withPassages.clear()
+      heldPassages = new HeldPassages()
     },
     optimize: () => behind.optimize(),
     async close() {

@@ -28,6 +28,8 @@ export interface ScoredText {
   id: string
   tokens: readonly string[]
   names: readonly string[]
+  /** How often each token occurs, where the caller keeps it: with `exactWords`, the typed words' counts are enough (the scorer reads no others); else every token's. */
+  occurrences?: ReadonlyMap<string, number>
 }
 
 /** The statistics of a field held in memory, from every entity's terms. */
@@ -80,8 +82,7 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
 
   return (entity) => {
     if (!phrases.every((phrase) => containsPhrase(entity.tokens, phrase))) return null
-    const occurrences = new Map<string, number>()
-    for (const token of entity.tokens) occurrences.set(token, (occurrences.get(token) ?? 0) + 1)
+    const occurrences = entity.occurrences ?? countedTokens(entity.tokens)
     const trigrams = anyGrams ? trigramsOf(entity.names.join(' ')) : []
     const trigramSet = new Set(trigrams)
     const tokenScore = (token: string) => bm25(tokenField, occurrences.get(token) ?? 0, entity.tokens.length, idfOf(tokenField, token))
@@ -121,6 +122,12 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
     if (matched === 0 && phrases.length === 0) return null
     return { id: entity.id, score, matched }
   }
+}
+
+function countedTokens(tokens: readonly string[]): Map<string, number> {
+  const occurrences = new Map<string, number>()
+  for (const token of tokens) occurrences.set(token, (occurrences.get(token) ?? 0) + 1)
+  return occurrences
 }
 
 /** Whether a term is within a near form's allowance, each term's answer worked out once. */

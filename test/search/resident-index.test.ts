@@ -11,8 +11,10 @@ import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { IndexedEntity, SearchIndex, TextHit } from '../../src/ports/search-index.js'
 import { createResidentSearchIndex } from '../../src/resident/index.js'
 import { createIndexer } from '../../src/search/indexer.js'
+import { createEntityTexts } from '../../src/texts/entity-texts.js'
+import type { BlobStore } from '../../src/ports/blob-store.js'
 import { textQueryOf } from '../../src/search/search-service.js'
-import { queryWord } from '../../src/search/text.js'
+import { queryWord, tokenize } from '../../src/search/text.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
 import { importDemo } from '../support/demo.js'
 import { readRelevanceSet, RELEVANCE_SET } from './relevance.mjs'
@@ -169,6 +171,114 @@ describe('the resident index', () => {
     await inFront.clear()
     expect(await inFront.state()).toEqual(await behind.state())
     expect(reads).toBe(3)
+  })
+})
+
+/** How many passages an index's scan brings. */
+async function passagesIn(index: SearchIndex): Promise<number> {
+  let count = 0
+  for await (const batch of index.scan!({ passagesUpTo: Number.MAX_SAFE_INTEGER })) for (const { passages } of batch.passages ?? []) count += passages.length
+  return count
+}
+
+describe("the resident index with the texts' passages", () => {
+  const store = createMemoryStore()
+  let blobs: BlobStore
+  let memory: SearchIndex
+  let directory: string
+  let lancedb: SearchIndex
+  /** LanceDB's `passageText`, counted: what the resident index asks of the index behind. */
+  let askedBehind = 0
+  const opened: SearchIndex[] = []
+  /** A resident index loaded from the LanceDB index (as `serve` opens it), holding up to `passagesHeldUpTo` passages. */
+  const residentOver = async (passagesHeldUpTo?: number) => {
+    const index = await new Promise<SearchIndex>((resolve) => {
+      let made: SearchIndex
+      void createResidentSearchIndex({ behind: lancedb, dimensions: embedder.dimensions, ...(passagesHeldUpTo === undefined ? {} : { passagesHeldUpTo }), onLoaded: () => resolve(made) }).then((index) => (made = index))
+    })
+    opened.push(index)
+    return index
+  }
+  const TEXTS_QUERIES = [
+    ...RELEVANCE_SET.filter(({ kind }) => kind === 'texts').map(({ q }) => q),
+    'immigration reform citizenship',
+    'health insurance type:legislation',
+    'embassy security funds -jurisdiction:US-ZZ',
+    '"cloture motion"',
+    'cloture "motion to proceed"',
+    'appropriations',
+  ]
+  const texts = (q: string) => {
+    const query = parseGffs(q, { allowFreeText: true })
+    return { text: textQueryOf(query.text, nicknames), qualifiers: query.qualifiers }
+  }
+
+  beforeAll(async () => {
+    blobs = await importDemo(store.warehouse)
+    directory = await mkdtemp(join(tmpdir(), 'er-resident-passages-'))
+    memory = createMemorySearchIndex()
+    const onDisk = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
+    lancedb = {
+      ...onDisk,
+      passageText: async (...asked) => {
+        askedBehind++
+        return onDisk.passageText!(...asked)
+      },
+    }
+    for (const index of [memory, lancedb]) await createIndexer({ store, index, embedder, texts: createEntityTexts({ blobs }) }).catchUp()
+  }, 120_000)
+
+  afterAll(async () => {
+    for (const index of opened) await index.close().catch(() => {})
+    await rm(directory, { recursive: true, force: true })
+  })
+
+  it('holds them when loaded, and ranks them exactly as the memory index does, asking the index behind nothing', async () => {
+    const resident = await residentOver()
+    askedBehind = 0
+    for (const q of TEXTS_QUERIES) {
+      const { text, qualifiers } = texts(q)
+      const [expected, found] = await Promise.all([memory.fullText(text, qualifiers, 100), resident.fullText(text, qualifiers, 100)])
+      expect(comparable(found), q).toEqual(comparable(expected))
+    }
+    expect(askedBehind).toBe(0)
+    // The bill's text is what finds it.
+    expect((await resident.fullText(texts('"cloture motion"').text, [], 100)).some((hit) => hit.inTextsOnly)).toBe(true)
+  })
+
+  it('keeps them current with the writes through it: a text replaced, an entity removed', async () => {
+    const resident = await residentOver()
+    const q = texts('quokka wallaby')
+    const state = await resident.state()
+    const bill: IndexedEntity = { id: 's1113', fields: { type: 'legislation', jurisdiction: 'US' }, tokens: ['bill'], names: [], vector: (await embedder.embed(['bill']))[0]!, passages: [{ tokens: tokenize('quokka wallaby quokka') }, { tokens: tokenize('wallaby') }] }
+    for (const index of [resident, memory]) await index.apply({ upserts: [bill], removals: [], state })
+    expect((await resident.fullText(q.text, [], 10)).map((hit) => [hit.id, hit.matched, hit.inTextsOnly])).toEqual([['s1113', 2, true]])
+    expect(comparable(await resident.fullText(q.text, [], 10))).toEqual(comparable(await memory.fullText(q.text, [], 10)))
+    const other = texts('cloture motion')
+    expect(comparable(await resident.fullText(other.text, [], 100))).toEqual(comparable(await memory.fullText(other.text, [], 100)))
+    for (const index of [resident, memory]) await index.apply({ upserts: [], removals: ['s1113'], state })
+    expect(await resident.fullText(q.text, [], 10)).toEqual([])
+    expect(comparable(await resident.fullText(other.text, [], 100))).toEqual(comparable(await memory.fullText(other.text, [], 100)))
+  })
+
+  it('leaves them to the index behind past the most it holds: when loaded, and once writes bring more', async () => {
+    const held = await passagesIn(lancedb)
+    expect(held).toBeGreaterThan(10)
+    const many = await residentOver(10)
+    askedBehind = 0
+    const { text } = texts('cloture motion')
+    expect((await many.fullText(text, [], 100)).some((hit) => hit.inTextsOnly)).toBe(true)
+    expect(askedBehind).toBe(1)
+    const few = await residentOver(held + 1)
+    askedBehind = 0
+    await few.fullText(text, [], 100)
+    expect(askedBehind).toBe(0)
+    const state = await few.state()
+    const withTwo: IndexedEntity = { id: 'zz000002', fields: { type: 'legislation', jurisdiction: 'US-ZZ' }, tokens: ['bill'], names: [], vector: (await embedder.embed(['bill']))[0]!, passages: [{ tokens: ['one'] }, { tokens: ['two'] }] }
+    await few.apply({ upserts: [withTwo], removals: [], state })
+    await few.fullText(text, [], 100)
+    expect(askedBehind).toBe(1)
+    await few.apply({ upserts: [], removals: ['zz000002'], state })
   })
 })
 
