@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
+import Database from 'better-sqlite3'
 import pg from 'pg'
 import { startPgBouncerServer } from '../test/support/pgbouncer-server.mjs'
 import { createApiKeyAuthenticator, createRegistry, queryWord, tokenize } from '../dist/index.js'
@@ -401,4 +402,27 @@ export async function openCatalogSearch(total, distDirectory) {
   const resident = await createResidentSearchIndex({ behind, dimensions: embedder.dimensions, onLoaded: markLoaded })
   const { entities, milliseconds } = await loaded
   return { createSearch, parseGffs, embedder, store, resident, entities, milliseconds, nicknames: await loadNicknames(), relatives: await loadWordRelatives() }
+}
+
+/**
+ * The search floor's FTS5 file (`servers/search-floor.mjs`) at `file`, from `records` ({ id, type,
+ * jurisdiction, title, name }): each entity's id (unindexed), title, name, and its type and
+ * jurisdiction as tokens of a column of their own (`typelegislation jurisdictionusca`) that the
+ * prefilter matches and ranking weighs at 0 (FTS5 intersects them with the words: 2 to 4 times faster
+ * than a WHERE on the indexed columns of a joined table, which SQLite answers by probing the FTS
+ * index once for each row the prefilter keeps).
+ */
+export function writeSearchFloor(file, records) {
+  const partial = `${file}.partial`
+  rmSync(partial, { force: true })
+  const db = new Database(partial)
+  db.exec(`PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
+    CREATE VIRTUAL TABLE search USING fts5(id UNINDEXED, title, name, qualifiers);`)
+  const insert = db.prepare('INSERT INTO search (id, title, name, qualifiers) VALUES (?, ?, ?, ?)')
+  db.transaction(() => {
+    for (const { id, type, jurisdiction, title, name } of records) insert.run(id, title ?? null, name ?? null, `type${type} jurisdiction${(jurisdiction ?? '').replace('-', '')}`)
+  })()
+  db.exec(`INSERT INTO search (search) VALUES ('optimize');`)
+  db.close()
+  renameSync(partial, file)
 }

@@ -24,9 +24,8 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { finished } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
-import Database from 'better-sqlite3'
 import pg from 'pg'
-import { catalogEntities, catalogQuerySets, DATA_DIR, inSchema, KEY, machine, processCpuMicros, quantile, RATE_LIMIT, ROOT, startServer } from './lib.mjs'
+import { catalogEntities, catalogQuerySets, DATA_DIR, inSchema, KEY, machine, processCpuMicros, quantile, RATE_LIMIT, ROOT, startServer, writeSearchFloor } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -110,32 +109,14 @@ async function registryData() {
   return registry.directory
 }
 
-/**
- * The floor's FTS5 file beside the registry's data, built once from the same records: each entity's
- * id (unindexed), title, name, and its type and jurisdiction as tokens of a column of their own
- * (`typelegislation jurisdictionusca`) that the prefilter matches and ranking weighs at 0 (FTS5
- * intersects them with the words: 2 to 4 times faster than a WHERE on the indexed columns of a
- * joined table, which SQLite answers by probing the FTS index once for each row the prefilter keeps).
- */
+/** The floor's FTS5 file beside the registry's data, built once from the same records (`writeSearchFloor`). */
 function floorData() {
   const file = `${directory}-floor.sqlite`
   if (existsSync(file)) return file
-  const partial = `${file}.partial`
-  rmSync(partial, { force: true })
-  const db = new Database(partial)
-  db.exec(`PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
-    CREATE VIRTUAL TABLE search USING fts5(id UNINDEXED, title, name, qualifiers);`)
-  const insert = db.prepare('INSERT INTO search (id, title, name, qualifiers) VALUES (?, ?, ?, ?)')
   const { recordOf } = catalogEntities()
-  db.transaction(() => {
-    for (let n = 0; n < total; n++) {
-      const { id, type, jurisdiction, title, name } = recordOf(n)
-      insert.run(id, title, name ?? null, `type${type} jurisdiction${jurisdiction.replace('-', '')}`)
-    }
-  })()
-  db.exec(`INSERT INTO search (search) VALUES ('optimize');`)
-  db.close()
-  renameSync(partial, file)
+  writeSearchFloor(file, (function* () {
+    for (let n = 0; n < total; n++) yield recordOf(n)
+  })())
   return file
 }
 
