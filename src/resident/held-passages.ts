@@ -74,14 +74,15 @@ export class HeldPassages {
    */
   rank(query: TextQuery, allows: (id: string) => boolean): TextHit[] {
     const tokens: FieldStatistics = { count: this.passages, averageLength: this.tokens / Math.max(1, this.passages), holders: (term) => this.postings.get(term)?.size ?? 0 }
-    // How many passages hold each phrase (its document frequency).
-    const phraseHolders = query.phrases.map((phrase) => this.holdingEvery(phrase).filter((number) => containsPhrase(this.tokensOf[number]!, phrase)).length)
+    // Each phrase's passages: those holding every one of its tokens, and of them those holding it (its document frequency).
+    const holdingPhraseTokens = query.phrases.map((phrase) => this.holdingEvery(phrase))
+    const phraseHolders = holdingPhraseTokens.map((numbers, at) => numbers.filter((number) => containsPhrase(this.tokensOf[number]!, query.phrases[at]!)).length)
     const score = textScorer(query, { tokens, names: NO_FIELD(this.passages), trigrams: NO_FIELD(this.passages), phraseHolders }, { exactWords: true })
     const typed = [...new Set(query.words.map((word) => word.token))]
     // A passage holding a typed word, or every token of a phrase (it may hold every phrase and no word).
     const candidates = new Set<number>()
     for (const token of typed) for (const number of this.postings.get(token)?.keys() ?? []) candidates.add(number)
-    for (const phrase of query.phrases) for (const number of this.holdingEvery(phrase)) candidates.add(number)
+    for (const number of holdingPhraseTokens.flat()) candidates.add(number)
     const allowed = new Map<string, boolean>()
     const hits: TextHit[] = []
     for (const number of candidates) {
