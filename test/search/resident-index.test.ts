@@ -9,7 +9,7 @@ import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
 import type { IndexedEntity, SearchIndex, TextHit } from '../../src/ports/search-index.js'
-import { createResidentSearchIndex } from '../../src/resident/index.js'
+import { createResidentSearchIndex, type ResidentSearchIndexOptions } from '../../src/resident/index.js'
 import { createIndexer } from '../../src/search/indexer.js'
 import { createEntityTexts } from '../../src/texts/entity-texts.js'
 import type { BlobStore } from '../../src/ports/blob-store.js'
@@ -29,6 +29,15 @@ const QUERIES = [
   ...RELEVANCE_SET.slice(0, 20).map(({ q }) => `${q} title:~act`),
 ]
 
+/** A resident index in front of `behind` once it has loaded (as `serve` opens it), and how many entities it loaded. */
+async function loadedResident(behind: SearchIndex, options: Partial<ResidentSearchIndexOptions> = {}): Promise<{ index: SearchIndex; entities: number }> {
+  let index: SearchIndex | undefined
+  const { entities } = await new Promise<{ entities: number }>((resolve) => {
+    void createResidentSearchIndex({ behind, dimensions: embedder.dimensions, ...options, onLoaded: resolve }).then((made) => (index = made))
+  })
+  return { index: index!, entities }
+}
+
 /** Hits as compared: ids in order, scores to 9 decimals (sums in another order differ in the last bits; LanceDB's, in Float32 over threads, are left out), words matched. */
 const comparable = (hits: TextHit[], withScores = true) => hits.map(({ id, score, matched }) => `${id} ${withScores ? score.toFixed(9) : ''} ${matched}`)
 
@@ -46,11 +55,10 @@ describe('the resident index', () => {
     lancedb = await createLancedbSearchIndex({ uri: directory, dimensions: embedder.dimensions })
     for (const index of [memory, lancedb]) await createIndexer({ store, index, embedder }).catchUp()
     // Loaded from the LanceDB index already built, as `serve` opens it.
-    const loaded = new Promise<{ entities: number }>((resolve) => {
-      void createResidentSearchIndex({ behind: lancedb, dimensions: embedder.dimensions, onLoaded: resolve }).then((index) => (resident = index))
-    })
+    const loaded = await loadedResident(lancedb)
+    resident = loaded.index
     const canonical = (await store.listEntities({ qualifiers: [], after: null, limit: 1000 })).entities.length
-    expect((await loaded).entities).toBe(canonical)
+    expect(loaded.entities).toBe(canonical)
   }, 120_000)
 
   afterAll(async () => {
@@ -192,10 +200,7 @@ describe("the resident index with the texts' passages", () => {
   const opened: SearchIndex[] = []
   /** A resident index loaded from the LanceDB index (as `serve` opens it), holding up to `passagesHeldUpTo` passages. */
   const residentOver = async (passagesHeldUpTo?: number) => {
-    const index = await new Promise<SearchIndex>((resolve) => {
-      let made: SearchIndex
-      void createResidentSearchIndex({ behind: lancedb, dimensions: embedder.dimensions, ...(passagesHeldUpTo === undefined ? {} : { passagesHeldUpTo }), onLoaded: () => resolve(made) }).then((index) => (made = index))
-    })
+    const { index } = await loadedResident(lancedb, passagesHeldUpTo === undefined ? {} : { passagesHeldUpTo })
     opened.push(index)
     return index
   }
@@ -317,8 +322,6 @@ describe("the resident index's partitions of vectors", () => {
     const exact = createMemorySearchIndex()
     await exact.apply({ upserts: entities, removals: [], state: await exact.state() })
     for (const entity of entities) vectorsOf.set(entity.id, entity.vector)
-    let loaded!: () => void
-    const done = new Promise<void>((resolve) => (loaded = resolve))
     const behind: SearchIndex = {
       ...exact,
       apply: async () => {},
@@ -327,8 +330,7 @@ describe("the resident index's partitions of vectors", () => {
         yield { entities, withPassages: [] }
       },
     }
-    const resident = await createResidentSearchIndex({ behind, dimensions: DIMENSIONS, exactVectorsUpTo: 0, onLoaded: () => loaded() })
-    await done
+    const { index: resident } = await loadedResident(behind, { dimensions: DIMENSIONS, exactVectorsUpTo: 0 })
     return { exact, resident }
   }
   /** The same writes to both. */
