@@ -1,4 +1,4 @@
-import type { ContractField } from '../contract/fields.js'
+import { CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
 import type { IndexedEntity } from '../ports/search-index.js'
 import { GramPostings } from './gram-postings.js'
 import { Growable, growableFloat32, growableInt8, growableUint16, growableUint32, growableUint8, PackedLists, pushQuantized, quantizeInto, setBit, stringOfUnits } from './growable.js'
@@ -12,26 +12,54 @@ import { TermDictionary } from './term-dictionary.js'
 export const KEPT_FIELDS = ['type', 'jurisdiction', 'status', 'localType', 'authority', 'displayDate'] as const satisfies readonly ContractField[]
 export type KeptField = (typeof KEPT_FIELDS)[number]
 
-/** One kept field: each document's value as a code (0: none), and each code's documents. */
-export class FieldColumn {
+/**
+ * The other contract fields (titles, names, local identifiers): about as many values as entities,
+ * held only while the documents are few (`Documents.holdsWideFields`), for qualifiers on them.
+ */
+export const WIDE_FIELDS = CONTRACT_FIELDS.filter((field): field is Exclude<ContractField, KeptField> => !(KEPT_FIELDS as readonly string[]).includes(field))
+export type WideField = (typeof WIDE_FIELDS)[number]
+
+/** A field's value by document, as a code (0: none): each distinct value held once. */
+export class ValueColumn {
   readonly codes = growableUint32()
   /** Code to value; code 0 is the missing value. */
   readonly values: (string | undefined)[] = [undefined]
   readonly codeOf = new Map<string, number>()
-  /** Code to the slots that held it (dead ones too, until compaction). */
-  readonly slots: Growable<Uint32Array>[] = [growableUint32()]
 
-  /** A slot's value; its slot is listed under its code unless a load lists them all at once (`index`). */
-  push(slot: number, value: string | undefined, listed: boolean): void {
+  /** A slot's value (slots come in order). */
+  push(_slot: number, value: string | undefined): void {
+    this.codes.push(this.codeFor(value))
+  }
+
+  /** The value's code, a new one the first time. */
+  protected codeFor(value: string | undefined): number {
     let code = value === undefined ? 0 : this.codeOf.get(value)
     if (code === undefined) {
       code = this.values.length
       this.values.push(value)
       this.codeOf.set(value!, code)
-      this.slots.push(growableUint32())
+      this.newCode()
     }
+    return code
+  }
+
+  protected newCode(): void {}
+}
+
+/** One kept field: each document's value as a code (0: none), and each code's documents. */
+export class FieldColumn extends ValueColumn {
+  /** Code to the slots that held it (dead ones too, until compaction). */
+  readonly slots: Growable<Uint32Array>[] = [growableUint32()]
+
+  /** A slot's value; its slot is listed under its code unless a load lists them all at once (`index`). */
+  override push(slot: number, value: string | undefined, listed = true): void {
+    const code = this.codeFor(value)
     this.codes.push(code)
     if (listed) this.slots[code]!.push(slot)
+  }
+
+  protected override newCode(): void {
+    this.slots.push(growableUint32())
   }
 
   /** Lists each code's slots at once (`PackedLists`), those `alive` marks, after a load. */
@@ -72,6 +100,11 @@ export class Documents {
   readonly ids = new IdColumn()
   readonly alive = growableUint8()
   readonly fields = Object.fromEntries(KEPT_FIELDS.map((field) => [field, new FieldColumn()])) as Record<KeptField, FieldColumn>
+  /**
+   * The wide fields' values, while held (`holdsWideFields`): a title, name or identifier qualifier
+   * is then answered here. Null once let go (`letWideFieldsGo`): such a qualifier goes to the index behind.
+   */
+  wideFields: Record<WideField, ValueColumn> | null = Object.fromEntries(WIDE_FIELDS.map((field) => [field, new ValueColumn()])) as Record<WideField, ValueColumn>
   readonly tokens = new TermDictionary()
   readonly names = new TermDictionary()
   /** Forward tokens: slot s's are the terms numbered `tokenTerms[tokenStarts[s] .. tokenStarts[s + 1]]`. */
@@ -122,7 +155,7 @@ export class Documents {
   reserve(count: number): void {
     this.ids.reserve(count, UNITS_AN_ID)
     for (const column of [this.alive, this.tokenStarts, this.tokenLengths, this.nameLengths, this.namesStarts, this.vectorScales]) column.reserve(count)
-    for (const field of KEPT_FIELDS) this.fields[field].codes.reserve(count)
+    for (const column of this.fieldColumns()) column.codes.reserve(count)
     this.namedSlots.reserve(Math.ceil(count / 32))
     if (this.vectorHolder === null) this.vectors.reserve(count * this.dimensions)
   }
@@ -142,14 +175,39 @@ export class Documents {
   }
 
   /** Documents to load: `put` them all, then `loaded` makes their postings (searched before, they match nothing). */
-  static forLoad(dimensions: number): Documents {
+  static forLoad(dimensions: number, holdsWideFields = true): Documents {
     const documents = new Documents(dimensions)
+    if (!holdsWideFields) documents.letWideFieldsGo()
     documents.loading = { nameStarts: growableUint32(Uint32Array.of(0)), nameTerms: growableUint32() }
     return documents
   }
 
   get live(): number {
     return this.ids.length - this.dead
+  }
+
+  get holdsWideFields(): boolean {
+    return this.wideFields !== null
+  }
+
+  /** From now on the wide fields' values are not held (nor asked for: `keepsFieldsOf`). */
+  letWideFieldsGo(): void {
+    this.wideFields = null
+  }
+
+  /** Whether every qualifier names a field held here: a kept field, or a wide one while held. */
+  keepsFieldsOf(qualifiers: readonly { field: string }[]): boolean {
+    return qualifiers.every(({ field }) => (KEPT_FIELDS as readonly string[]).includes(field) || (this.wideFields !== null && (WIDE_FIELDS as readonly string[]).includes(field)))
+  }
+
+  /** The column of a field held here (`keepsFieldsOf`). */
+  columnOf(field: string): FieldColumn | ValueColumn {
+    return this.fields[field as KeptField] ?? this.wideFields![field as WideField]
+  }
+
+  /** The columns of every field held: the kept ones, then the wide ones while held. */
+  private fieldColumns(): ValueColumn[] {
+    return [...Object.values(this.fields), ...Object.values(this.wideFields ?? {})]
   }
 
   /** Adds an entity's current version (its earlier one, if any, dies). */
@@ -159,6 +217,7 @@ export class Documents {
     this.alive.push(1)
     const { loading } = this
     for (const field of KEPT_FIELDS) this.fields[field].push(slot, entity.fields[field], loading === null)
+    if (this.wideFields !== null) for (const field of WIDE_FIELDS) this.wideFields[field].push(slot, entity.fields[field])
     for (const token of entity.tokens) this.tokenTerms.push(this.tokens.termOf(token).number)
     this.tokenStarts.push(this.tokenTerms.length)
     this.tokenLengths.push(entity.tokens.length)
@@ -207,8 +266,9 @@ export class Documents {
   /** A live slot's entity, as it was put (its vector as the Int8 components give it back, at unit length). */
   entityAt(slot: number): IndexedEntity {
     const fields: IndexedEntity['fields'] = {}
-    for (const field of KEPT_FIELDS) {
-      const value = this.fields[field].values[this.fields[field].codes.values[slot]!]
+    for (const field of [...KEPT_FIELDS, ...(this.wideFields === null ? [] : WIDE_FIELDS)]) {
+      const column = this.columnOf(field)
+      const value = column.values[column.codes.values[slot]!]
       if (value !== undefined) fields[field] = value
     }
     const scale = this.vectorScales.values[slot]!
@@ -239,7 +299,7 @@ export class Documents {
     this.grams.index(this.namesUnits.values, this.namesStarts.values, alive, slots)
     for (const field of KEPT_FIELDS) this.fields[field].index(alive, slots)
     for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.tokenLengths, this.nameLengths, this.namedSlots, this.namesUnits, this.namesStarts, this.vectors, this.vectorScales]) column.trim()
-    for (const field of KEPT_FIELDS) this.fields[field].codes.trim()
+    for (const column of this.fieldColumns()) column.codes.trim()
     this.ids.trim()
   }
 

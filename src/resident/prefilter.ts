@@ -1,7 +1,7 @@
 import type { PublicSnapshot } from '../contract/entity.js'
 import { matchesQualifiers } from '../gffs/evaluate.js'
 import type { Qualifier } from '../gffs/types.js'
-import { type Documents, KEPT_FIELDS, type KeptField } from './documents.js'
+import { type Documents, FieldColumn, KEPT_FIELDS } from './documents.js'
 
 /** A kept field's code in `Prefilter.refusesEvery` where the slots hold several. */
 export const MIXED_CODES = 0xffffffff
@@ -20,20 +20,15 @@ export interface SlotList {
   length: number
 }
 
-/** Whether every qualifier names a field the resident index keeps (`KEPT_FIELDS`). */
-export function keepsFieldsOf(qualifiers: readonly Qualifier[]): boolean {
-  return qualifiers.every((qualifier) => (KEPT_FIELDS as readonly string[]).includes(qualifier.field))
-}
-
 /**
- * The qualifiers (every field kept: `keepsFieldsOf`) as a test of codes: each qualifier is evaluated
- * once per distinct value of its field (`matchesQualifiers`, the list filters' own semantics), then
- * a slot is a lookup a qualifier. Null when there are none.
+ * The qualifiers (every field held: `Documents.keepsFieldsOf`) as a test of codes: each qualifier is
+ * evaluated once per distinct value of its field (`matchesQualifiers`, the list filters' own
+ * semantics), then a slot is a lookup a qualifier. Null when there are none.
  */
 export function prefilterOf(documents: Documents, qualifiers: readonly Qualifier[]): Prefilter | null {
   if (qualifiers.length === 0) return null
   const tests = qualifiers.map((qualifier) => {
-    const column = documents.fields[qualifier.field as KeptField]
+    const column = documents.columnOf(qualifier.field)
     const allowed = new Uint8Array(column.values.length)
     column.values.forEach((value, code) => {
       const snapshot = { texts: [], ...(value === undefined ? {} : { [qualifier.field]: value }) } as unknown as PublicSnapshot
@@ -49,14 +44,16 @@ export function prefilterOf(documents: Documents, qualifiers: readonly Qualifier
       return true
     },
     refusesEvery(codes) {
-      return tests.some(({ allowed, field }) => codes[field] !== MIXED_CODES && allowed[codes[field]!] !== 1)
+      // A wide field (not kept: `field` -1) has no code here; its qualifier refuses no chain whole.
+      return tests.some(({ allowed, field }) => field >= 0 && codes[field] !== MIXED_CODES && allowed[codes[field]!] !== 1)
     },
     narrowest() {
       // An equality names its values: the smallest such union is where matching slots can be.
       let best: SlotList[] | null = null
       let size = Infinity
       for (const { qualifier, column } of tests) {
-        if (qualifier.op !== 'eq' || qualifier.negated) continue
+        // A wide field's values list no slots (as many lists as entities): its qualifier is asked of each.
+        if (qualifier.op !== 'eq' || qualifier.negated || !(column instanceof FieldColumn)) continue
         const lists = qualifier.values.flatMap((value) => {
           const code = column.codeOf.get(value)
           return code === undefined ? [] : [{ slots: column.slots[code]!.values, length: column.slots[code]!.length }]

@@ -4,7 +4,7 @@ import type { IndexState, SearchIndex } from '../ports/search-index.js'
 import { withPassageText } from '../search/passage-ranks.js'
 import { Documents } from './documents.js'
 import { HeldPassages } from './held-passages.js'
-import { keepsFieldsOf, type Prefilter, prefilterOf } from './prefilter.js'
+import { type Prefilter, prefilterOf } from './prefilter.js'
 import { MOST_RANKED_WORDS, rankText } from './text-ranking.js'
 import { VectorPartitions } from './vector-partitions.js'
 import { allowedSlots } from './vector-ranking.js'
@@ -29,6 +29,12 @@ export interface ResidentSearchIndexOptions {
    * it cannot scan them.
    */
   passagesHeldUpTo?: number
+  /**
+   * The most entities whose titles, names and local identifiers are held in memory too (default
+   * 100,000: about 20 MB of titles of 60 characters), for qualifiers on them (`title:~act`) to be answered here; past it, at load
+   * or once writes bring more, the index behind answers those (the values are as many as the entities).
+   */
+  wideFieldsHeldUpTo?: number
   /** Told when the index is loaded: its entities and the milliseconds it took, of which its vectors' partitions took `partitioning`. */
   onLoaded?: (loaded: { entities: number; milliseconds: number; partitioning: number }) => void
 }
@@ -40,15 +46,15 @@ export interface ResidentSearchIndexOptions {
  * memory index does, a term at a time over postings, the nearest vectors exactly among the rows a
  * selective prefilter keeps, and with no or a broad prefilter over partitions of the vectors
  * (`VectorPartitions`: LanceDB's own reached a recall of 0.90 at several times the CPU). The rest
- * goes to the index behind: qualifiers on fields it does not keep (titles, names, identifiers),
- * search while it loads, and the passages of texts once more than `passagesHeldUpTo` (ranked by the
+ * goes to the index behind: qualifiers on titles, names and identifiers once more than
+ * `wideFieldsHeldUpTo` entities (fewer, their values are held here too), search while it loads, and the passages of texts once more than `passagesHeldUpTo` (ranked by the
  * index behind, merged here as it merges them: `SearchIndex.passageText`; fewer are held and ranked
  * here, as the memory index ranks them: `HeldPassages`). The index
  * behind must have no other writer (a LanceDB directory that one `serve` indexes): what another
  * process writes there is not seen here.
  */
 export async function createResidentSearchIndex(options: ResidentSearchIndexOptions): Promise<SearchIndex> {
-  const { behind, dimensions, exactVectorsUpTo = 60_000, passagesHeldUpTo = 2_000, onLoaded } = options
+  const { behind, dimensions, exactVectorsUpTo = 60_000, passagesHeldUpTo = 2_000, wideFieldsHeldUpTo = 100_000, onLoaded } = options
   let documents = Documents.forLoad(dimensions)
   /** The vectors' partitions, made once the documents are loaded (none without vectors). */
   let partitions: VectorPartitions | null = null
@@ -88,8 +94,9 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       else withPassages.delete(entity.id)
       heldPassages?.put(entity.id, entity.passages ?? [])
     }
-    // Once past the most held, the index behind ranks them (until the index is loaded again).
+    // Once past the most held, the index behind ranks them, and answers qualifiers on the wide fields (until the index is loaded again).
     if (heldPassages !== null && heldPassages.count > passagesHeldUpTo) heldPassages = null
+    if (documents.live > wideFieldsHeldUpTo) documents.letWideFieldsGo()
     // Dead slots hold postings and vectors until the documents are made again from the live ones.
     if (documents.dead > Math.max(10_000, documents.live)) {
       documents = compacted(documents)
@@ -103,13 +110,17 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
     const started = performance.now()
     let passagesScanned = false
     for await (const batch of behind.scan!({ passagesUpTo: passagesHeldUpTo })) {
-      if (batch.total !== undefined) documents.reserve(batch.total)
+      if (batch.total !== undefined) {
+        if (batch.total > wideFieldsHeldUpTo) documents.letWideFieldsGo()
+        documents.reserve(batch.total)
+      }
       for (const entity of batch.entities) documents.put(entity)
       for (const id of batch.withPassages) withPassages.add(id)
       for (const { id, passages } of batch.passages ?? []) heldPassages?.put(id, passages)
       passagesScanned ||= batch.passages !== undefined
     }
     if (withPassages.size > 0 && !passagesScanned) heldPassages = null
+    if (documents.live > wideFieldsHeldUpTo) documents.letWideFieldsGo()
     documents.loaded()
     const partitioned = performance.now()
     // An empty index has nothing to train on: the first write trains its partitions.
@@ -161,7 +172,7 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
     async fullText(query, qualifiers, limit) {
       // Passages are ranked here while few enough to be held, else by the index behind; merged as it merges them.
       const passagesHere = withPassages.size === 0 || heldPassages !== null || behind.passageText !== undefined
-      if (!ready() || !passagesHere || query.words.length > MOST_RANKED_WORDS || !keepsFieldsOf(qualifiers)) return behind.fullText(query, qualifiers, limit)
+      if (!ready() || !passagesHere || query.words.length > MOST_RANKED_WORDS || !documents.keepsFieldsOf(qualifiers)) return behind.fullText(query, qualifiers, limit)
       const prefilter = prefilterFor(qualifiers)
       const byEntity = rankText(documents, query, prefilter, limit)
       if (withPassages.size === 0) return byEntity
@@ -175,7 +186,7 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       return withPassageText(byEntity, byPassage, limit, query.words.length)
     },
     async nearest(vector, qualifiers, limit) {
-      if (!ready() || partitions === null || !keepsFieldsOf(qualifiers)) return behind.nearest(vector, qualifiers, limit)
+      if (!ready() || partitions === null || !documents.keepsFieldsOf(qualifiers)) return behind.nearest(vector, qualifiers, limit)
       const prefilter = prefilterFor(qualifiers)
       const allowed = prefilter && allowedSlots(documents, prefilter, exactVectorsUpTo)
       return allowed ? partitions.nearestAmong(vector, allowed, limit) : partitions.nearest(vector, prefilter, limit, exactVectorsUpTo)
@@ -201,7 +212,7 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
 
 /** The live documents made again in fresh columns: what dead slots held is let go. */
 function compacted(documents: Documents): Documents {
-  const fresh = Documents.forLoad(documents.dimensions)
+  const fresh = Documents.forLoad(documents.dimensions, documents.holdsWideFields)
   fresh.reserve(documents.live)
   for (let slot = 0; slot < documents.ids.length; slot++) if (documents.alive.values[slot] === 1) fresh.put(documents.entityAt(slot))
   fresh.loaded()
