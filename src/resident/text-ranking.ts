@@ -9,8 +9,16 @@ import { rankedValue, TopHits } from './top-hits.js'
 import { TypedGrams } from './typed-grams.js'
 import { allowedSlots } from './vector-ranking.js'
 
-/** Typed words that a query's bit masks can count; a query with more goes to the index behind. */
-export const MOST_RANKED_WORDS = 31
+/**
+ * Typed words that a query's bit masks can count: the first 31 a bit each in a slot's mask, the rest
+ * a bit each in its wide mask (a word with many WordNet relatives, `doctors`, asks 38; a long text
+ * pasted as a query). A query with more goes to the index behind.
+ */
+export const MOST_RANKED_WORDS = 63
+/** The words a slot's mask counts; its last bit says that the slot matched a word past them (`WIDE_MATCH`). */
+const MASKED_WORDS = 31
+/** A slot's mask bit saying that its wide mask (`Scratch.wideMasks`) holds the words past `MASKED_WORDS` that it matched. */
+const WIDE_MATCH = 1 << MASKED_WORDS
 
 /**
  * How many slots a window of `addSteps` covers: their scratch (scores, masks)
@@ -29,6 +37,8 @@ class Scratch {
   /** A near step's best score so far for each slot of the window (`addSteps`), at the slot's place in it: small enough to stay in the cache. */
   nearest = new Float64Array(WINDOW_SLOTS)
   masks = new Uint32Array(0)
+  /** Per slot, for a query of more than `MASKED_WORDS` words: the words past them that it matched, a bit each (made by the first such query). */
+  wideMasks = new Uint32Array(0)
   /** Per slot whose names are to be read, found from the typed trigrams' postings: how many of them it holds, and their weights' sum (zeroed window by window, once copied to `readingHeld`). */
   heldGrams = new Uint16Array(0)
   heldWeights = new Float64Array(0)
@@ -98,8 +108,15 @@ class Scratch {
     return touched.length
   }
 
+  /** `wideMasks`, with room for `slots` slots (zeroed by each query that sets them). */
+  wideMasksFor(slots: number): Uint32Array {
+    if (this.wideMasks.length < slots) this.wideMasks = new Uint32Array(Math.max(slots, this.scores.length))
+    return this.wideMasks
+  }
+
   fit(slots: number): void {
     if (this.scores.length >= slots) return
+    if (this.wideMasks.length > 0) this.wideMasks = new Uint32Array(0)
     const size = Math.max(slots, this.scores.length * 2)
     this.scores = new Float64Array(size)
     this.masks = new Uint32Array(size)
@@ -134,6 +151,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
   scratch.fit(slots)
   const { scores, masks, touched } = scratch
   touched.length = 0
+  const wideMasks = query.words.length > MASKED_WORDS ? scratch.wideMasksFor(slots) : null
   const tokenField = statisticsOf(documents.tokenStatistics, (term) => documents.tokens.terms.get(term)?.holders ?? 0)
   const nameField = statisticsOf(documents.nameStatistics, (term) => documents.names.terms.get(term)?.holders ?? 0)
   const gramField = statisticsOf(documents.gramStatistics, (gram) => documents.grams.of(gram)?.holders ?? 0)
@@ -150,7 +168,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     const steps = scoringSteps(documents, query, tokenField, nameField)
     const postingsSteps = steps.filter((step): step is PostingsStep => step.kind === 'postings')
     const nameParts = steps.filter((step) => step.kind === 'grams').map((step, number) => namePartHolders(documents, step, number))
-    const pruning = phrased === null ? pruningOf(postingsSteps, admitted, documents.namedSlots.values, limit, slots) : null
+    const pruning = phrased === null ? pruningOf(postingsSteps, admitted, documents.namedSlots.values, limit, slots, wideMasks) : null
     addSteps(postingsSteps, nameParts, admitted, pruning, slots)
 
     // The least score the best `limit` of the matched slots reach: the `limit`-th best of their
@@ -170,7 +188,8 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       const phraseScore = phrased === null ? 0 : phrased.get(slot)
       if (phraseScore === undefined || (mask === 0 && phrased === null)) return
       const score = scores[slot]! + phraseScore
-      top.offer(slot, withGrams ? typedGrams.addScores(score, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!) : score, popcount(mask))
+      const matched = popcount(mask & ~WIDE_MATCH) + ((mask & WIDE_MATCH) === 0 ? 0 : popcount(wideMasks![slot]!))
+      top.offer(slot, withGrams ? typedGrams.addScores(score, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!) : score, matched)
     }
     // The typed names' trigrams, scored on the slots that matched a word, each slot's names read once
     // (a slot without names, a bill's, is passed without reading its empty text): first those already
@@ -215,6 +234,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       scores[slot] = 0
       masks[slot] = 0
     }
+    if (wideMasks !== null) for (let at = 0; at < touched.length; at++) wideMasks[touched.values[at]!] = 0
   }
 }
 
@@ -251,45 +271,50 @@ const KEEP_THE_BEST = -1
  * One step of a query's scores, in the order they are added (the order fixes every score's last
  * bit): the postings of `terms` added at `weight` (one term), or with `KEEP_THE_BEST` the best of
  * several near terms (typos) at `MATCH_WEIGHTS.nearWord`; or the slots whose names hold every
- * trigram of a part of a name, marked as matching the word (their trigram scores come after).
+ * trigram of a part of a name, marked as matching the word (their trigram scores come after). The
+ * word is `bit` of a slot's mask, or past the first `MASKED_WORDS` `WIDE_MATCH` there and `wideBit`
+ * of its wide mask (0 for the first words).
  */
+interface WordBits {
+  bit: number
+  wideBit: number
+}
 type ScoringStep =
-  | { kind: 'postings'; terms: readonly Term[]; field: FieldStatistics; lengths: Uint32Array; bit: number; weight: number }
-  | { kind: 'grams'; name: string; bit: number }
+  | ({ kind: 'postings'; terms: readonly Term[]; field: FieldStatistics; lengths: Uint32Array; weight: number } & WordBits)
+  | ({ kind: 'grams'; name: string } & WordBits)
 type PostingsStep = Extract<ScoringStep, { kind: 'postings' }>
 
 function scoringSteps(documents: Documents, query: TextQuery, tokenField: FieldStatistics, nameField: FieldStatistics): ScoringStep[] {
   const tokenLengths = documents.tokenLengths.values
   const nameLengths = documents.nameLengths.values
   const steps: ScoringStep[] = []
-  const postings = (terms: readonly Term[], field: FieldStatistics, lengths: Uint32Array, bit: number, weight: number) => steps.push({ kind: 'postings', terms, field, lengths, bit, weight })
   query.words.forEach((word, position) => {
-    const bit = 1 << position
+    const bits: WordBits = position < MASKED_WORDS ? { bit: 1 << position, wideBit: 0 } : { bit: WIDE_MATCH, wideBit: 1 << (position - MASKED_WORDS) }
+    const postings = (terms: readonly Term[], field: FieldStatistics, lengths: Uint32Array, weight: number) => steps.push({ kind: 'postings', terms, field, lengths, weight, ...bits })
     const exact = documents.tokens.terms.get(word.token)
-    if (exact !== undefined) postings([exact], tokenField, tokenLengths, bit, MATCH_WEIGHTS.word)
-    for (const form of word.near) postings(nearTerms(documents.tokens, form), tokenField, tokenLengths, bit, KEEP_THE_BEST)
-    for (const form of word.nearNames) postings(nearTerms(documents.names, form), nameField, nameLengths, bit, KEEP_THE_BEST)
+    if (exact !== undefined) postings([exact], tokenField, tokenLengths, MATCH_WEIGHTS.word)
+    for (const form of word.near) postings(nearTerms(documents.tokens, form), tokenField, tokenLengths, KEEP_THE_BEST)
+    for (const form of word.nearNames) postings(nearTerms(documents.names, form), nameField, nameLengths, KEEP_THE_BEST)
     for (const name of word.names) {
       const term = documents.names.terms.get(name)
-      if (term !== undefined) postings([term], nameField, nameLengths, bit, MATCH_WEIGHTS.name)
+      if (term !== undefined) postings([term], nameField, nameLengths, MATCH_WEIGHTS.name)
     }
     // A part of a name: the names holding all its trigrams match the word (their trigram scores come later).
-    for (const part of word.nameParts) steps.push({ kind: 'grams', name: part, bit })
+    for (const part of word.nameParts) steps.push({ kind: 'grams', name: part, ...bits })
   })
   return steps
 }
 
 /** The slots (ascending, dead ones too) whose names hold every trigram of a part of a name (a `grams` step), to be marked as matching its word; `at`: how many are marked. */
-interface NamePartHolders {
+interface NamePartHolders extends WordBits {
   slots: Growable<Uint32Array>
-  bit: number
   at: number
 }
 
-function namePartHolders(documents: Documents, { name, bit }: Extract<ScoringStep, { kind: 'grams' }>, number: number): NamePartHolders {
+function namePartHolders(documents: Documents, { name, bit, wideBit }: Extract<ScoringStep, { kind: 'grams' }>, number: number): NamePartHolders {
   const slots = scratch.namePartHoldersAt(number)
   documents.grams.holdingAll([...new Set(trigramsOf(name))], slots)
-  return { slots, bit, at: 0 }
+  return { slots, bit, wideBit, at: 0 }
 }
 
 /**
@@ -301,18 +326,18 @@ function namePartHolders(documents: Documents, { name, bit }: Extract<ScoringSte
  * scores of the slots touched are recorded (`Scratch.recordTouchedScores`), while they are in the cache.
  */
 function addSteps(steps: readonly PostingsStep[], nameParts: readonly NamePartHolders[], admitted: AdmittedSlots, pruning: Pruning | null, slots: number): void {
-  const { scores, masks, touched, nearest, nearTouched } = scratch
+  const { scores, masks, wideMasks, touched, nearest, nearTouched } = scratch
   let recorded = 0
   const walks = steps.map((step) => ({ step, pruning: pruning?.pruned.has(step) === true ? pruning : null, idfs: step.terms.map((term) => idf(step.field, term.holders)), cursors: step.terms.map(() => 0) }))
   for (let windowEnd = WINDOW_SLOTS; windowEnd < slots + WINDOW_SLOTS; windowEnd += WINDOW_SLOTS) {
     for (const { step, pruning, idfs, cursors } of walks) {
-      const { terms, field, lengths, bit, weight } = step
+      const { terms, field, lengths, weight } = step
       if (weight !== KEEP_THE_BEST) {
-        for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, bit, admitted, weight, pruning)
+        for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, step, admitted, weight, pruning)
         continue
       }
       nearTouched.length = 0
-      for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, bit, admitted, KEEP_THE_BEST, pruning)
+      for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, step, admitted, KEEP_THE_BEST, pruning)
       for (let at = 0; at < nearTouched.length; at++) {
         const slot = nearTouched.values[at]!
         scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot & IN_WINDOW]!
@@ -327,6 +352,7 @@ function addSteps(steps: readonly PostingsStep[], nameParts: readonly NamePartHo
         if (!admits(admitted, slot)) continue
         if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
         masks[slot]! |= part.bit
+        if (part.wideBit !== 0) wideMasks[slot]! |= part.wideBit
       }
       part.at = at
     }
@@ -375,7 +401,7 @@ const MARKING_COST = 1 / 8
  * candidates: those of the steps walked here, and those of the rest, marked from their postings.
  * Not with phrases, which a slot must all hold (the caller's).
  */
-function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, named: Uint32Array, limit: number, slots: number): Pruning | null {
+function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, named: Uint32Array, limit: number, slots: number, wideMasks: Uint32Array | null): Pruning | null {
   const { scores, masks, touched } = scratch
   const bySize = steps
     .map((step) => ({ step, size: step.terms.reduce((sum, term) => sum + term.documents.length, 0) }))
@@ -393,6 +419,7 @@ function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, name
     scores[slot] = 0
     masks[slot] = 0
   }
+  if (wideMasks !== null) for (const slot of listed) wideMasks[slot] = 0
   touched.length = 0
   // The steps left, those that add least first: pruned while all they add together stays below the
   // score to beat (each side's sums are rounded in their own order: the bound is kept clear of both).
@@ -417,14 +444,14 @@ function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, name
 
 /**
  * Each admitted slot holding `term` from its `from`-th posting and below `windowEnd`, marked as
- * matching the word `bit`, given the term's BM25 there (the field's length read beside the posting's
+ * matching its word (`WordBits`), given the term's BM25 there (the field's length read beside the posting's
  * count, or for a field of `LONG_FIELD` terms or more from `lengths`, the field's length in each slot):
  * added to its score at `weight`, or with `KEEP_THE_BEST` kept in `nearest` where it is the best so
  * far; with `pruning`, only the slots it walks. Returns where the next window starts. Most of a
  * query's work is this loop: it calls nothing a slot but `bm25` (and a broad prefilter's test).
  */
-function addPostings(term: Term, termIdf: number, from: number, windowEnd: number, field: FieldStatistics, lengths: Uint32Array, bit: number, admitted: AdmittedSlots, weight: number, pruning: Pruning | null): number {
-  const { scores, masks, touched, nearest, nearTouched } = scratch
+function addPostings(term: Term, termIdf: number, from: number, windowEnd: number, field: FieldStatistics, lengths: Uint32Array, { bit, wideBit }: WordBits, admitted: AdmittedSlots, weight: number, pruning: Pruning | null): number {
+  const { scores, masks, wideMasks, touched, nearest, nearTouched } = scratch
   const { marks, broad } = admitted
   const candidates = pruning?.candidates ?? null
   const named = pruning?.named ?? null
@@ -439,6 +466,7 @@ function addPostings(term: Term, termIdf: number, from: number, windowEnd: numbe
     if (marks[slot] !== 1 || (broad !== null && !broad.allows(slot))) continue
     if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
     masks[slot]! |= bit
+    if (wideBit !== 0) wideMasks[slot]! |= wideBit
     const occurrence = occurrences[at]!
     // Decoded here as `countOf` and `fieldLengthOf` decode it: calls to them in this loop cost a name's full text a tenth more.
     const fieldLength = occurrence >>> 8

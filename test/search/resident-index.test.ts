@@ -76,6 +76,36 @@ describe('the resident index', () => {
     }
   })
 
+  it('ranks queries of up to 63 words itself, exactly as the memory index does (past 31, a word is counted in a second mask); longer ones are left to the index behind', async () => {
+    // Typed, a query has at most 32 terms; a word's WordNet relatives (`doctors`: 38) make more. Made here as search makes a typed one, 30 words at a time.
+    const textOf = (words: string[]) => ({
+      words: Array.from({ length: Math.ceil(words.length / 30) }, (_, at) => textQueryOf(parseGffs(words.slice(30 * at, 30 * at + 30).join(' '), { allowFreeText: true }).text, nicknames).words).flat(),
+      phrases: [],
+    })
+    // Words no entity holds first, so that what matches lies past the 31st word.
+    const filler = Array.from({ length: 31 }, (_, at) => `qzx${String.fromCharCode(97 + (at % 26))}${at}`)
+    const queries = [
+      [...filler, 'house', 'committee', 'ways', 'means'],
+      [...filler, 'senator', 'adams', 'jon', 'presidnt', 'health', 'care'],
+      ['health', 'care', 'veterans', 'affairs', 'tax', 'relief', 'senate', 'finance', 'john', 'adams', 'judiciary', 'agriculture', 'nutrition', 'forestry', 'energy', 'commerce', 'homeland', 'security', 'appropriations', 'defense', 'intelligence', 'education', 'labor', 'pensions', 'banking', 'housing', 'urban', 'transportation', 'infrastructure', 'oversight', 'reform', 'rules', 'budget', 'ways', 'means', 'foreign', 'relations', 'armed', 'services', 'small', 'business', 'aderholt'],
+    ]
+    for (const words of queries) {
+      const text = textOf(words)
+      expect(text.words.length).toBeGreaterThan(31)
+      for (const qualifiers of [[], parseGffs('type:committee', { allowFreeText: false }).qualifiers]) {
+        const [expected, found] = [await memory.fullText(text, qualifiers, 100), await resident.fullText(text, qualifiers, 100)]
+        expect(found.length, words.join(' ')).toBeGreaterThan(0)
+        expect(comparable(found), words.join(' ')).toEqual(comparable(expected))
+      }
+    }
+    const committee = await resident.fullText(textOf(queries[0]!), [], 100)
+    expect(committee[0]).toMatchObject({ id: 'cmtehswm', matched: 4 })
+    // 64 words: LanceDB ranks them (its scores, not the memory index's).
+    const longest = textOf([...filler, ...filler.map((word) => `${word}b`), 'ways', 'means'])
+    expect(longest.words.length).toBe(64)
+    expect(comparable(await resident.fullText(longest, [], 100), false)).toEqual(comparable(await lancedb.fullText(longest, [], 100), false))
+  })
+
   it('answers qualifiers on titles, names and identifiers itself while it holds them; past `wideFieldsHeldUpTo` (when loaded, or once writes bring more) the index behind does', async () => {
     let askedBehind = 0
     const counted: SearchIndex = {
