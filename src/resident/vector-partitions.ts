@@ -1,6 +1,6 @@
 import type { ScoredHit } from '../ports/search-index.js'
 import { type Documents, KEPT_FIELDS, type VectorHolder } from './documents.js'
-import { type DotProductsFrom, dotProductsOver } from './dot-products.js'
+import { type DotProductsAbove, type DotProductsFrom, dotProductsOver } from './dot-products.js'
 import { FNV_OFFSET_BASIS, fnvMix } from './fnv-1a.js'
 import { MIXED_CODES, type Prefilter } from './prefilter.js'
 import { quantizeInto } from './growable.js'
@@ -40,12 +40,14 @@ const ASK_EACH = 3
 /** Partitions of about 4 √n vectors each: √n / 4 of them (at most 1,024), so that assigning n vectors costs n √n / 4 dot products at load. */
 const partitionsFor = (vectors: number) => Math.max(1, Math.min(1024, Math.round(Math.sqrt(vectors) / 4)))
 
-/** A prefilter's vectors, gathered in the order they lie in memory (`VectorPartitions.nearestAmong`). */
+/** A prefilter's vectors, gathered in the order they lie in memory (`VectorPartitions.nearestAmong`): their records (components and scale), and slots. */
 interface Gathered {
-  vectors: Int8Array
-  scales: Float32Array
+  records: Int8Array
   slots: Uint32Array
 }
+
+/** `bytes` rounded up to a multiple of `unit` (a power of two). */
+const aligned = (bytes: number, unit: number) => (bytes + unit - 1) & -unit
 
 /**
  * The live vectors of documents in partitions (an inverted file): each vector is copied, as Int8,
@@ -61,17 +63,29 @@ interface Gathered {
  * word vector knows: 60% of the catalogue's entities share 12 vectors) share one position, scored
  * once: its slots are chained in the order they were placed (`nextSharing`), and offered in that
  * order, as they were when each had a position of its own.
- * The memory layout: query, the scores a kernel call writes, the centroids, the vectors, then
- * (for `nearestAmong`) a prefilter's vectors gathered.
+ * Each vector is a record of its components and, past them, its scale as a Float32 (`stride`
+ * bytes in all), so that the kernel scores it whole and hands back only what beats the scan's
+ * floor (`DotProductsAbove`). The memory layout: query, what a kernel call writes (the centroids'
+ * scores, or the indices and scores of the vectors above the floor), the centroids, the vectors'
+ * records, then (for `nearestAmong`) a prefilter's records gathered.
  */
 export class VectorPartitions implements VectorHolder {
   private readonly memory: WebAssembly.Memory
   private readonly dotsFrom: DotProductsFrom
+  private readonly dotsAbove: DotProductsAbove
   private bytes: Int8Array
+  private floats: Float32Array
   private scores: Int32Array
+  /** What `dotsAbove` last wrote: the indices and scores of the vectors above the floor. */
+  private aboveIndices: Int32Array
+  private aboveScores: Float64Array
   private readonly chunks: number
+  /** A vector's record: its components, then (at `scaleOffset`, 4-aligned) its scale. */
+  private readonly stride: number
+  private readonly scaleOffset: number
   private readonly query: number
   private readonly scoresAt: number
+  private readonly aboveScoresAt: number
   private readonly centroidsAt: number
   private readonly vectorsAt: number
   private readonly starts: Uint32Array
@@ -79,9 +93,8 @@ export class VectorPartitions implements VectorHolder {
   private readonly capacities: Uint32Array
   /** By partition: the slots placed there (its positions and the slots sharing them), which a scan's share counts. */
   private readonly slotsIn: Uint32Array
-  /** By position: the first slot whose vector it holds, and that vector's scale (`Documents.vectorScales`). */
+  /** By position: the first slot whose vector it holds (its scale, `Documents.vectorScales`, is in the vector's record). */
   private slotAt = new Uint32Array(0)
-  private scaleAt = new Float32Array(0)
   /** By position: the last slot of its chain, where the next slot sharing its vector is put, and its partition. */
   private lastSlotAt = new Uint32Array(0)
   private partitionAt = new Uint16Array(0)
@@ -132,14 +145,17 @@ export class VectorPartitions implements VectorHolder {
     const { dimensions } = documents
     const count = centroidScales.length
     this.chunks = Math.ceil(dimensions / 16)
+    this.scaleOffset = aligned(dimensions, 4)
+    this.stride = this.scaleOffset + 4
     this.query = 0
     this.scoresAt = this.chunks * 16
-    this.centroidsAt = this.scoresAt + 4 * BATCH
+    this.aboveScoresAt = this.scoresAt + 4 * BATCH
+    this.centroidsAt = this.aboveScoresAt + 8 * BATCH
     // The kernel reads 16 bytes at a time: a vector's last ones may read 15 past it.
-    this.vectorsAt = this.centroidsAt + count * dimensions + 16
+    this.vectorsAt = aligned(this.centroidsAt + count * dimensions + 16, 16)
     this.memory = new WebAssembly.Memory({ initial: Math.ceil((this.vectorsAt + 16) / PAGE) })
-    this.dotsFrom = dotProductsOver(this.memory)
-    ;[this.bytes, this.scores] = this.views()
+    ;({ dotsFrom: this.dotsFrom, dotsAbove: this.dotsAbove } = dotProductsOver(this.memory))
+    ;[this.bytes, this.floats, this.scores, this.aboveIndices, this.aboveScores] = this.views()
     this.bytes.set(centroids, this.centroidsAt)
     this.starts = new Uint32Array(count)
     this.lengths = new Uint32Array(count)
@@ -284,25 +300,24 @@ export class VectorPartitions implements VectorHolder {
    * partitions' and scanned as one.
    */
   nearestAmong(vector: Float32Array, slots: Uint32Array, limit: number): ScoredHit[] {
-    const { dimensions } = this.documents
-    const unit = unitOf(vector, dimensions)
+    const { stride } = this
+    const unit = unitOf(vector, this.documents.dimensions)
     this.setQuery(unit)
     const gathered = this.gatheredOf(slots)
     const count = gathered.slots.length
     // Past the partitions' vectors (and the 15 bytes the kernel may read past the last).
-    const at = this.vectorsAt + this.end * dimensions + 16
-    this.reserveBytes(at + count * dimensions + 16)
-    this.bytes.set(gathered.vectors, at)
+    const at = aligned(this.vectorsAt + this.end * stride + 16, 16)
+    this.reserveBytes(at + count * stride + 16)
+    this.bytes.set(gathered.records, at)
     const candidates = new TopHits(Math.max(2 * limit, 20), this.documents.ids)
     for (let from = 0; from < count; from += BATCH) {
-      const scored = Math.min(BATCH, count - from)
-      this.dotsFrom(this.query, this.chunks, from, scored, this.scoresAt, at, dimensions)
-      this.offerScored(from, scored, gathered.scales, gathered.slots, null, null, null, candidates)
+      const above = this.dotsAbove(this.query, this.chunks, from, Math.min(BATCH, count - from), at, stride, this.scaleOffset, candidates.floor(), this.scoresAt, this.aboveScoresAt)
+      this.offerAbove(from, above, gathered.slots, null, null, null, candidates)
     }
     return exactHits(this.documents, unit, candidates.keptSlots(), limit)
   }
 
-  /** The vectors of `slots` gathered in the order they lie in memory, with their scales and slots (kept: `gathered`). */
+  /** The records of `slots`' vectors gathered in the order they lie in memory, and the slots (kept: `gathered`). */
   private gatheredOf(slots: Uint32Array): Gathered {
     const known = this.gathered.get(slots)
     if (known !== undefined) {
@@ -311,22 +326,18 @@ export class VectorPartitions implements VectorHolder {
       this.gathered.set(slots, known)
       return known
     }
-    const { dimensions } = this.documents
-    const { positionOf } = this
+    const { positionOf, stride } = this
     // Slots sharing a position are each gathered (in the order of their slots).
     const inOrder = Uint32Array.from(slots).sort((a, b) => positionOf[a]! - positionOf[b]! || a - b)
-    const vectors = new Int8Array(inOrder.length * dimensions)
-    const scales = new Float32Array(inOrder.length)
+    const records = new Int8Array(inOrder.length * stride)
     inOrder.forEach((slot, at) => {
-      const position = positionOf[slot]!
-      const from = this.vectorsAt + position * dimensions
-      vectors.set(this.bytes.subarray(from, from + dimensions), at * dimensions)
-      scales[at] = this.scaleAt[position]!
+      const from = this.vectorsAt + positionOf[slot]! * stride
+      records.set(this.bytes.subarray(from, from + stride), at * stride)
     })
-    const gathered = { vectors, scales, slots: inOrder }
+    const gathered = { records, slots: inOrder }
     this.gathered.set(slots, gathered)
-    this.gatheredBytes += vectors.byteLength
-    for (const [kept, { vectors: dropped }] of this.gathered) {
+    this.gatheredBytes += records.byteLength
+    for (const [kept, { records: dropped }] of this.gathered) {
       if (this.gatheredBytes <= GATHERED_BYTES || kept === slots) break
       this.gathered.delete(kept)
       this.gatheredBytes -= dropped.byteLength
@@ -336,30 +347,32 @@ export class VectorPartitions implements VectorHolder {
 
   /** Scores the `count` positions from `first` on, offers to `candidates` those live that the prefilter (if any) allows. */
   private offerFrom(first: number, count: number, prefilter: Prefilter | null, verdicts: Uint8Array | null, candidates: TopHits): void {
-    this.dotsFrom(this.query, this.chunks, first, count, this.scoresAt, this.vectorsAt, this.documents.dimensions)
-    this.offerScored(first, count, this.scaleAt, this.slotAt, this.nextSharing, prefilter, verdicts, candidates)
+    const above = this.dotsAbove(this.query, this.chunks, first, count, this.vectorsAt, this.stride, this.scaleOffset, candidates.floor(), this.scoresAt, this.aboveScoresAt)
+    this.offerAbove(first, above, this.slotAt, this.nextSharing, prefilter, verdicts, candidates)
   }
 
   /**
-   * Offers to `candidates` the `count` vectors the kernel last scored, whose scales and slots are
-   * `scales` and `slots` from `first` on: those above the worst kept, live, that the prefilter (if
+   * Offers to `candidates` the `above` vectors the kernel last found above the floor (`dotsAbove`),
+   * whose slots are `slots` from `first` on: those above the worst kept, live, that the prefilter (if
    * any) allows (asked only of those, its verdicts on their positions kept in `verdicts`, given
    * with it); with `sharing`, each slot's chain of slots sharing its vector, in order, until one is
    * not kept. Only `nearest` passes a prefilter: the positions are the partitions'.
    */
-  private offerScored(first: number, count: number, scales: Float32Array, slots: Uint32Array, sharing: Uint32Array | null, prefilter: Prefilter | null, verdicts: Uint8Array | null, candidates: TopHits): void {
+  private offerAbove(first: number, above: number, slots: Uint32Array, sharing: Uint32Array | null, prefilter: Prefilter | null, verdicts: Uint8Array | null, candidates: TopHits): void {
     const alive = this.documents.alive.values
+    const { aboveIndices, aboveScores } = this
     let floor = candidates.floor()
-    for (let at = 0; at < count; at++) {
-      const score = this.scores[at]! * scales[first + at]!
+    for (let found = 0; found < above; found++) {
+      const score = aboveScores[found]!
       if (score <= floor) continue
+      const at = first + aboveIndices[found]!
       let verdict = ASK_EACH
       if (verdicts !== null) {
-        verdict = verdicts[first + at]!
-        if (verdict === UNASKED) verdicts[first + at] = verdict = this.verdictOn(first + at, prefilter!)
+        verdict = verdicts[at]!
+        if (verdict === UNASKED) verdicts[at] = verdict = this.verdictOn(at, prefilter!)
         if (verdict === REFUSED) continue
       }
-      for (let slot = slots[first + at]!; slot !== NONE && score > floor; slot = sharing === null ? NONE : sharing[slot]!) {
+      for (let slot = slots[at]!; slot !== NONE && score > floor; slot = sharing === null ? NONE : sharing[slot]!) {
         if (alive[slot] !== 1 || (verdict === ASK_EACH && prefilter !== null && !prefilter.allows(slot))) continue
         candidates.offer(slot, score)
         floor = candidates.floor()
@@ -387,7 +400,7 @@ export class VectorPartitions implements VectorHolder {
 
   /** A placed slot's Int8 components, where they lie in memory (a view, valid until the memory grows). */
   vectorOf(slot: number): Int8Array {
-    const from = this.vectorsAt + this.positionOf[slot]! * this.documents.dimensions
+    const from = this.vectorsAt + this.positionOf[slot]! * this.stride
     return this.bytes.subarray(from, from + this.documents.dimensions)
   }
 
@@ -407,15 +420,15 @@ export class VectorPartitions implements VectorHolder {
   }
 
   private place(partition: number, slot: number): void {
-    const { dimensions } = this.documents
     const position = this.starts[partition]! + this.lengths[partition]!++
     this.slotsIn[partition]!++
     this.positionOf[slot] = position
-    this.bytes.set(this.documents.vectorOf(slot), this.vectorsAt + position * dimensions)
+    const record = this.vectorsAt + position * this.stride
+    this.bytes.set(this.documents.vectorOf(slot), record)
+    this.floats[(record + this.scaleOffset) >> 2] = this.documents.vectorScales.values[slot]!
     this.slotAt[position] = slot
     this.lastSlotAt[position] = slot
     this.partitionAt[position] = partition
-    this.scaleAt[position] = this.documents.vectorScales.values[slot]!
   }
 
   /** `slot` put at the end of the chain of `first`'s position, whose vector is its own. */
@@ -477,12 +490,11 @@ export class VectorPartitions implements VectorHolder {
 
   /** Moves a full partition to the end, with room for `capacity` (what it held is let go at compaction). */
   private move(partition: number, capacity: number): void {
-    const { dimensions } = this.documents
+    const { stride } = this
     this.reserve(this.end + capacity)
     const [from, length] = [this.starts[partition]!, this.lengths[partition]!]
-    this.bytes.copyWithin(this.vectorsAt + this.end * dimensions, this.vectorsAt + from * dimensions, this.vectorsAt + (from + length) * dimensions)
+    this.bytes.copyWithin(this.vectorsAt + this.end * stride, this.vectorsAt + from * stride, this.vectorsAt + (from + length) * stride)
     this.slotAt.copyWithin(this.end, from, from + length)
-    this.scaleAt.copyWithin(this.end, from, from + length)
     this.lastSlotAt.copyWithin(this.end, from, from + length)
     this.partitionAt.copyWithin(this.end, from, from + length)
     for (let position = this.end; position < this.end + length; position++) {
@@ -495,11 +507,10 @@ export class VectorPartitions implements VectorHolder {
 
   /** Room for `positions` vectors: the memory grown (its views made again) and the columns by position. */
   private reserve(positions: number): void {
-    this.reserveBytes(this.vectorsAt + positions * this.documents.dimensions + 16)
+    this.reserveBytes(this.vectorsAt + positions * this.stride + 16)
     if (positions > this.slotAt.length) {
       const length = Math.max(positions, Math.ceil(this.slotAt.length * 1.25))
       this.slotAt = grown(this.slotAt, new Uint32Array(length))
-      this.scaleAt = grown(this.scaleAt, new Float32Array(length))
       this.lastSlotAt = grown(this.lastSlotAt, new Uint32Array(length))
       this.partitionAt = grown(this.partitionAt, new Uint16Array(length))
     }
@@ -509,12 +520,13 @@ export class VectorPartitions implements VectorHolder {
   private reserveBytes(needed: number): void {
     if (needed <= this.memory.buffer.byteLength) return
     this.memory.grow(Math.ceil((Math.max(needed, this.memory.buffer.byteLength * 1.25) - this.memory.buffer.byteLength) / PAGE))
-    ;[this.bytes, this.scores] = this.views()
+    ;[this.bytes, this.floats, this.scores, this.aboveIndices, this.aboveScores] = this.views()
   }
 
-  private views(): [Int8Array, Int32Array] {
+  private views(): [Int8Array, Float32Array, Int32Array, Int32Array, Float64Array] {
     const { buffer } = this.memory
-    return [new Int8Array(buffer), new Int32Array(buffer, this.scoresAt, BATCH)]
+    const scores = new Int32Array(buffer, this.scoresAt, BATCH)
+    return [new Int8Array(buffer), new Float32Array(buffer), scores, scores, new Float64Array(buffer, this.aboveScoresAt, BATCH)]
   }
 }
 
