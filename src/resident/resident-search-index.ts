@@ -31,8 +31,9 @@ export interface ResidentSearchIndexOptions {
   passagesHeldUpTo?: number
   /**
    * The most entities whose titles, names and local identifiers are held in memory too (default
-   * 100,000: about 20 MB of titles of 60 characters), for qualifiers on them (`title:~act`) to be answered here; past it, at load
-   * or once writes bring more, the index behind answers those (the values are as many as the entities).
+   * 100,000: about 20 MB, titles of 60 characters), for qualifiers on them (`title:~act`) to be
+   * answered here; past it, at load or once writes bring more, the index behind answers those (the
+   * values are as many as the entities).
    */
   wideFieldsHeldUpTo?: number
   /** Told when the index is loaded: its entities and the milliseconds it took, of which its vectors' partitions took `partitioning`. */
@@ -46,12 +47,12 @@ export interface ResidentSearchIndexOptions {
  * memory index does, a term at a time over postings, the nearest vectors exactly among the rows a
  * selective prefilter keeps, and with no or a broad prefilter over partitions of the vectors
  * (`VectorPartitions`: LanceDB's own reached a recall of 0.90 at several times the CPU). The rest
- * goes to the index behind: qualifiers on titles, names and identifiers once more than
- * `wideFieldsHeldUpTo` entities (fewer, their values are held here too), search while it loads, and the passages of texts once more than `passagesHeldUpTo` (ranked by the
- * index behind, merged here as it merges them: `SearchIndex.passageText`; fewer are held and ranked
- * here, as the memory index ranks them: `HeldPassages`). The index
- * behind must have no other writer (a LanceDB directory that one `serve` indexes): what another
- * process writes there is not seen here.
+ * goes to the index behind: qualifiers on titles, names and identifiers once the entities are more
+ * than `wideFieldsHeldUpTo` (fewer, their values are held here too), search while it loads, and the
+ * passages of texts once more than `passagesHeldUpTo` (ranked by the index behind, merged here as it
+ * merges them: `SearchIndex.passageText`; fewer are held and ranked here, as the memory index ranks
+ * them: `HeldPassages`). The index behind must have no other writer (a LanceDB directory that one
+ * `serve` indexes): what another process writes there is not seen here.
  */
 export async function createResidentSearchIndex(options: ResidentSearchIndexOptions): Promise<SearchIndex> {
   const { behind, dimensions, exactVectorsUpTo = 60_000, passagesHeldUpTo = 2_000, wideFieldsHeldUpTo = 100_000, onLoaded } = options
@@ -94,7 +95,8 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       else withPassages.delete(entity.id)
       heldPassages?.put(entity.id, entity.passages ?? [])
     }
-    // Once past the most held, the index behind ranks them, and answers qualifiers on the wide fields (until the index is loaded again).
+    // Once past the most held, the index behind ranks the passages, and answers qualifiers on the
+    // wide fields (until the index is loaded again).
     if (heldPassages !== null && heldPassages.count > passagesHeldUpTo) heldPassages = null
     if (documents.live > wideFieldsHeldUpTo) documents.letWideFieldsGo()
     // Dead slots hold postings and vectors until the documents are made again from the live ones.

@@ -10,9 +10,9 @@ import { TypedGrams } from './typed-grams.js'
 import { allowedSlots } from './vector-ranking.js'
 
 /**
- * Typed words that a query's bit masks can count: the first 31 a bit each in a slot's mask, the rest
- * a bit each in its wide mask (a word with many WordNet relatives, `doctors`, asks 38; a long text
- * pasted as a query). A query with more goes to the index behind.
+ * A query's words that its bit masks can count: the first 31 a bit each in a slot's mask, the rest a
+ * bit each in its wide mask (typed, a query has at most 32 terms; the WordNet relatives of words
+ * that no entity holds make more: `doctors` asks 38). A query with more goes to the index behind.
  */
 export const MOST_RANKED_WORDS = 63
 /** The words a slot's mask counts; its last bit says that the slot matched a word past them (`WIDE_MATCH`). */
@@ -116,7 +116,6 @@ class Scratch {
 
   fit(slots: number): void {
     if (this.scores.length >= slots) return
-    if (this.wideMasks.length > 0) this.wideMasks = new Uint32Array(0)
     const size = Math.max(slots, this.scores.length * 2)
     this.scores = new Float64Array(size)
     this.masks = new Uint32Array(size)
