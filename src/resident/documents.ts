@@ -1,5 +1,6 @@
 import { CONTRACT_FIELDS, type ContractField } from '../contract/fields.js'
 import type { IndexedEntity } from '../ports/search-index.js'
+import { countsOf } from '../search/bm25.js'
 import { GramPostings } from './gram-postings.js'
 import { Growable, growableFloat32, growableInt8, growableUint16, growableUint32, growableUint8, PackedLists, pushQuantized, quantizeInto, setBit, stringOfUnits } from './growable.js'
 import { IdColumn } from './id-column.js'
@@ -325,10 +326,4 @@ export class Documents {
       statistics.totalLength += sign * length
     }
   }
-}
-
-function countsOf(terms: readonly string[]): Map<string, number> {
-  const counts = new Map<string, number>()
-  for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1)
-  return counts
 }

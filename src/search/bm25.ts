@@ -82,7 +82,7 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
 
   return (entity) => {
     if (!phrases.every((phrase) => containsPhrase(entity.tokens, phrase))) return null
-    const occurrences = entity.occurrences ?? countedTokens(entity.tokens)
+    const occurrences = entity.occurrences ?? countsOf(entity.tokens)
     const trigrams = anyGrams ? trigramsOf(entity.names.join(' ')) : []
     const trigramSet = new Set(trigrams)
     const tokenScore = (token: string) => bm25(tokenField, occurrences.get(token) ?? 0, entity.tokens.length, idfOf(tokenField, token))
@@ -124,10 +124,11 @@ export function textScorer({ words, phrases }: TextQuery, statistics: TextStatis
   }
 }
 
-function countedTokens(tokens: readonly string[]): Map<string, number> {
-  const occurrences = new Map<string, number>()
-  for (const token of tokens) occurrences.set(token, (occurrences.get(token) ?? 0) + 1)
-  return occurrences
+/** How often each term occurs in `terms`. */
+export function countsOf(terms: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1)
+  return counts
 }
 
 /** Whether a term is within a near form's allowance, each term's answer worked out once. */
