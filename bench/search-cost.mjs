@@ -87,6 +87,8 @@ async function registryData() {
   if (registry.schema !== undefined) {
     const client = new pg.Client({ connectionString: options.postgres })
     await client.connect()
+    // The extensions in public before the index makes them: else in its schema, where the test suites' do not look.
+    for (const extension of ['pg_trgm', 'btree_gin']) await client.query(`CREATE EXTENSION IF NOT EXISTS ${extension} SCHEMA public`)
     await client.query(`DROP SCHEMA IF EXISTS ${registry.schema} CASCADE`)
     await client.query(`CREATE SCHEMA ${registry.schema}`)
     await client.end()

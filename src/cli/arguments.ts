@@ -106,9 +106,11 @@ ${SEARCH_HELP}
 ${EMBEDDER_HELP}
 ${INDEX_TEXTS_HELP}
   --no-search-in-memory
-                    search the LanceDB index on disk alone: by default serve also keeps its
-                    terms, the fields prefilters name and the vectors in memory, where search
-                    costs a fifth to a ninth of the CPU (500 to 800 MB more at 1,000,000 entities)
+                    search the index itself alone (LanceDB on disk, or inside PostgreSQL): by
+                    default serve also keeps its terms, the fields prefilters name and the vectors
+                    in memory, where search costs a fifth of the CPU or less (500 to 800 MB more
+                    at 1,000,000 entities); over PostgreSQL, each instance follows what the
+                    indexing one writes there
   --no-word-relatives
                     search the typed words alone: by default a query whose words no entity's
                     title, name or identifier holds is searched by their WordNet relatives too

@@ -64,10 +64,12 @@ export interface EmbeddedRegistryOptions {
   /** Search the renditions' texts too (HTML and plain text, extracted in a worker thread); default true. */
   indexTexts?: boolean
   /**
-   * Keep a LanceDB index's terms, prefiltered fields and vectors in memory too
-   * (`createResidentSearchIndex`), where a search costs a fifth to a ninth of the CPU; default true. It loads
-   * in the background (search answers from disk meanwhile) and takes some 500 to 800 MB at 1,000,000
-   * entities. The index inside PostgreSQL is searched there.
+   * Keep the search index's terms, prefiltered fields and vectors in memory too
+   * (`createResidentSearchIndex`), where a search costs a fifth to a ninth of the CPU of LanceDB's
+   * on disk, and less still of the index inside PostgreSQL's; default true. It loads in the
+   * background (search answers from the index itself meanwhile) and takes some 500 to 800 MB at
+   * 1,000,000 entities. In front of the index inside PostgreSQL, shared by every instance, it takes
+   * in what the indexing instance writes there within a quarter of a second.
    */
   searchInMemory?: boolean
   /**
@@ -148,11 +150,20 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   )
   const logger = options.logger
   const warn = logger ? (message: string) => logger.warn(message) : (message: string) => console.error(message)
+  /** The search index's in memory, unless told not to (`searchInMemory`): said once it has loaded. */
+  const inMemory = options.searchInMemory === false ? {} : { inMemory: searchLoaded }
+  function searchLoaded({ entities, milliseconds }: { entities: number; milliseconds: number }) {
+    print(`search: ${entities} entities loaded in memory in ${(milliseconds / 1000).toFixed(1)} s`)
+    // What the load let go (its batches, and the vectors the partitions took over: 100 MB at
+    // 1,000,000 entities) is collected now, not whenever V8 gets to it: the RSS after a load is then
+    // what the index keeps (bench/README.md, session 56).
+    exposedGarbageCollector()?.()
+  }
   // Inside the database the index loads nothing native and has nothing to build: opened before
   // serving, so that a database without the extensions it needs stops the start, saying which.
   const openedInDatabase = searchInDatabase
     ? await import('./search-setup.js')
-        .then(({ openSearch, searchOptionsOf }) => openSearch(data.store, SEARCH_IN_DATABASE, searchOptionsOf(options, data.blobs, warn)))
+        .then(({ openSearch, searchOptionsOf }) => openSearch(data.store, SEARCH_IN_DATABASE, { ...searchOptionsOf(options, data.blobs, warn), ...inMemory }))
         .catch(async (error: unknown) => {
           await data.store.close()
           throw error
@@ -178,20 +189,13 @@ export async function openEmbeddedRegistry(options: EmbeddedRegistryOptions): Pr
   // start, the only one) should not wait for. The index then follows the feed in the background;
   // search answers from it as it stands, with the lag in a header.
   let opening: Promise<SearchSetup | undefined> | undefined
-  const searchLoaded = ({ entities, milliseconds }: { entities: number; milliseconds: number }) => {
-    print(`search: ${entities} entities loaded in memory in ${(milliseconds / 1000).toFixed(1)} s`)
-    // What the load let go (its batches, and the vectors the partitions took over: 100 MB at
-    // 1,000,000 entities) is collected now, not whenever V8 gets to it: the RSS after a load is then
-    // what the index keeps (bench/README.md, session 56).
-    exposedGarbageCollector()?.()
-  }
   const openSearchOnce = () =>
     (opening ??= (openedInDatabase
       ? Promise.resolve(openedInDatabase)
       : import('./search-setup.js').then(({ openSearch, searchLocation, searchOptionsOf }) =>
           openSearch(data.store, searchLocation({ data: options.data, ...(options.search ? { search: options.search } : {}) }), {
             ...searchOptionsOf(options, data.blobs, warn),
-            ...(options.searchInMemory === false ? {} : { inMemory: searchLoaded }),
+            ...inMemory,
           }),
         )
     )

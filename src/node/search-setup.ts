@@ -5,9 +5,9 @@ import type { Embedder } from '../ports/embedder.js'
 import type { BlobStore } from '../ports/blob-store.js'
 import type { SearchIndex } from '../ports/search-index.js'
 import { createEntityTexts } from '../texts/entity-texts.js'
-import { createResidentSearchIndex } from '../resident/index.js'
+import { createResidentSearchIndex, type ResidentSearchIndex } from '../resident/index.js'
 import { builtWorkerScript, createWorkerTextExtractor } from './text-worker.js'
-import { createIndexer, indexLag, otherEmbedderOf, type Indexer, type IndexerOptions } from '../search/indexer.js'
+import { changedEntities, createIndexer, indexLag, otherEmbedderOf, type Indexer, type IndexerOptions } from '../search/indexer.js'
 import { createSearch, type Search } from '../search/search-service.js'
 import { EMBEDDER_NAMES, parseEmbedderName } from './embedder-name.js'
 import { loadNicknames } from './nicknames.js'
@@ -54,18 +54,24 @@ export function embedderNamed(name = 'words'): Embedder {
 
 /**
  * The index `uri` names: inside the store's database (`postgres`), else LanceDB. Each is loaded
- * only when named: the PostgreSQL one loads no native library.
+ * only when named: the PostgreSQL one loads no native library. With `inMemory`, the resident index
+ * in front of it; in front of PostgreSQL's, it follows what other instances write there.
  */
-async function openIndex(store: KyselyStore, uri: string, embedder: Embedder, inMemory?: OpenSearchOptions['inMemory']): Promise<SearchIndex> {
+async function openIndex(store: KyselyStore, uri: string, embedder: Embedder, inMemory?: OpenSearchOptions['inMemory']): Promise<SearchIndex | ResidentSearchIndex> {
+  const { dimensions } = embedder
   if (uri === SEARCH_IN_DATABASE) {
     const { createPostgresSearchIndex } = await import('../postgres-search/index.js')
-    return createPostgresSearchIndex({ db: store.db, readDb: store.readDb, dimensions: embedder.dimensions })
+    const inDatabase = await createPostgresSearchIndex({ db: store.db, readDb: store.readDb, dimensions })
+    return inMemory ? createResidentSearchIndex({ behind: inDatabase, dimensions, othersWrite: true, onLoaded: inMemory }) : inDatabase
   }
-  if (embedder.dimensions === 0) throw new Error(`the embedder ${embedder.id} makes no vectors, which only the index inside PostgreSQL (--search postgres) can do without`)
+  if (dimensions === 0) throw new Error(`the embedder ${embedder.id} makes no vectors, which only the index inside PostgreSQL (--search postgres) can do without`)
   const { createLancedbSearchIndex } = await import('../lancedb/index.js')
-  const onDisk = await createLancedbSearchIndex({ uri, dimensions: embedder.dimensions })
-  return inMemory ? createResidentSearchIndex({ behind: onDisk, dimensions: embedder.dimensions, onLoaded: inMemory }) : onDisk
+  const onDisk = await createLancedbSearchIndex({ uri, dimensions })
+  return inMemory ? createResidentSearchIndex({ behind: onDisk, dimensions, onLoaded: inMemory }) : onDisk
 }
+
+/** How often an index in memory in front of a shared one (PostgreSQL's) looks for what other instances wrote there. */
+const FOLLOW_INTERVAL_MS = 250
 
 /**
  * The search index, kept current from the store's feed by an indexer. To serve (`rebuilding`
@@ -84,8 +90,9 @@ export interface OpenSearchOptions {
   blobs?: BlobStore
   warn?: (message: string) => void
   /**
-   * Given, a LanceDB index is also kept in memory (`createResidentSearchIndex`), for the process
-   * that alone writes it (`serve`'s indexer): told once it has loaded.
+   * Given, the index is also kept in memory (`createResidentSearchIndex`): told once it has loaded.
+   * A LanceDB index's is kept current by the process's indexer, which alone writes it; one in front
+   * of the index inside PostgreSQL, shared, takes in what the indexing instance writes there too (`follow`).
    */
   inMemory?: (loaded: { entities: number; milliseconds: number }) => void
   /** Search a query whose words no entity's own fields hold by their WordNet relatives too (`loadWordRelatives`); default true. */
@@ -128,8 +135,12 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
     ...(blobs ? { texts: createEntityTexts({ blobs, ...(worker ? { extract: worker.extract } : {}), ...(warn ? { warn } : {}) }) } : {}),
     ...(onProgress ? { onProgress } : {}),
   })
-  const servedLag = uri === SEARCH_IN_DATABASE && store.readDb !== store.db ? await lagOnReplica(store) : indexer
+  const onReplica = uri === SEARCH_IN_DATABASE && store.readDb !== store.db ? await lagOnReplica(store) : null
+  const resident = 'follow' in index && uri === SEARCH_IN_DATABASE ? index : null
+  const servedLag = resident !== null ? residentLag(resident, store, onReplica ?? indexer) : (onReplica ?? indexer)
   let lock: IndexingLock | undefined
+  let following: ReturnType<typeof setTimeout> | undefined
+  let closed = false
   return {
     search: createSearch(store, { index, embedder, lag: () => servedLag.lag(), nicknames: await loadNicknames(), places, ...(wordRelatives ? { relatives: await loadWordRelatives() } : {}) }),
     indexer,
@@ -143,6 +154,19 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
         else if (behind > 0 && (await indexer.catchUp().then(() => true, () => false))) say(`search index: ${behind.toLocaleString('en')} changes of the feed indexed`)
         indexer.start()
         return
+      }
+      if (resident !== null) {
+        // What the indexing instance writes, taken in here (nothing, when it is this one: its writes go through).
+        const changed = changedEntities(store.primary)
+        const tick = () => {
+          void resident
+            .follow(changed)
+            .catch(() => undefined)
+            .finally(() => {
+              if (!closed) following = setTimeout(tick, FOLLOW_INTERVAL_MS)
+            })
+        }
+        tick()
       }
       const { followIndexingLock } = await import('../postgres-search/index.js')
       lock = await followIndexingLock({
@@ -159,11 +183,27 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
       if (!lock.held()) say('search index: another instance indexes the shared index; this one searches it')
     },
     async close() {
+      closed = true
+      clearTimeout(following)
       await indexer.stop()
       await lock?.close()
       await worker?.close()
       await index.close()
     },
+  }
+}
+
+/**
+ * The lag of what a resident index in front of the index inside the database answers from: what it
+ * holds against the store's feed, once loaded; before, that of the index behind (`behind`: as the
+ * replica holds it, or the indexer's).
+ */
+function residentLag(resident: ResidentSearchIndex, store: KyselyStore, behind: SearchSetup['servedLag']): SearchSetup['servedLag'] {
+  const held = indexLag({ state: async () => resident.heldState()! }, store)
+  return {
+    lag: () => (resident.heldState() === null ? behind.lag() : held.lag()),
+    lagSeconds: () => (resident.heldState() === null ? behind.lagSeconds() : held.lagSeconds()),
+    buildLag: () => (resident.heldState() === null ? behind.buildLag() : held.lag()),
   }
 }
 

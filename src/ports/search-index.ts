@@ -148,6 +148,13 @@ export interface SearchIndex {
    */
   scan?(options?: ScanOptions): AsyncIterable<ScannedBatch>
   /**
+   * What the index holds of these entities, their passages included (those it does not hold left
+   * out), read where its state is: for an index in front of one that other processes write too (a
+   * PostgreSQL index that every instance over the database shares) to take in what they wrote
+   * (`ResidentSearchIndex.follow`). Optional.
+   */
+  entitiesOf?(ids: readonly string[]): Promise<IndexedEntity[]>
+  /**
    * Full text over the passages of texts alone (each hit an entity, by its best passages), as
    * `fullText` ranks them before it merges them with the entities' own (`withPassageText`): an index
    * in front that ranks the entities itself asks this one for the passages. Optional.

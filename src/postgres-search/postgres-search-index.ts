@@ -1,11 +1,11 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type SqlBool } from 'kysely'
 import { CONTRACT_COLUMNS, CONTRACT_FIELDS } from '../contract/fields.js'
 import { resolveDialect } from '../kysely/sql-dialect.js'
-import type { IndexedEntity, IndexState, SearchIndex } from '../ports/search-index.js'
+import type { IndexedEntity, IndexedPassage, IndexState, SearchIndex } from '../ports/search-index.js'
 import { trigramsOf } from '../search/text.js'
 import { createTables, dropTables, ENTITIES, ensureExtensions, GIN_INDEXES, PASSAGES, STATE, TERM_FIELDS, TERMS, writtenBeforePassages } from './schema.js'
-import { documentOf, searchText, termsOf } from './text-search.js'
-import { searchVectors, vectorText } from './vector-search.js'
+import { documentOf, passageText, searchText, termsOf } from './text-search.js'
+import { searchVectors, vectorOf, vectorText } from './vector-search.js'
 
 export interface PostgresSearchIndexOptions {
   /**
@@ -27,6 +27,8 @@ export interface PostgresSearchIndexOptions {
 
 /** Rows a statement inserts at most: well under PostgreSQL's 65,535 parameters. */
 const INSERT_BATCH = 500
+/** Rows a query of `scan` reads at once (entities of 100 dimensions: about 5 MB). */
+const SCAN_BATCH = 5_000
 
 /**
  * The search index inside PostgreSQL, beside the store: full text in a weighted `tsvector` (GIN),
@@ -75,6 +77,8 @@ export async function createPostgresSearchIndex({ db, readDb = db, dimensions }:
 
     fullText: (query, qualifiers, limit) => searchText(readDb, dialect, query, qualifiers, limit),
 
+    passageText: (query, qualifiers, limit) => passageText(readDb, dialect, query, qualifiers, limit),
+
     nearest: (vector, qualifiers, limit) => (dimensions > 0 ? searchVectors(readDb, dialect, iterativeScan, vector, qualifiers, limit) : Promise.resolve([])),
 
     async clear() {
@@ -92,9 +96,80 @@ export async function createPostgresSearchIndex({ db, readDb = db, dimensions }:
       for (const table of [ENTITIES, PASSAGES]) await sql`analyze ${sql.table(table)}`.execute(db)
     },
 
+    // Read on the primary, where the state is: what an index in front reads must be at least the state it read before.
+    async *scan({ passagesUpTo = 0 } = {}) {
+      const { documents, passages } = await db.selectFrom(STATE).select(['documents', 'passages']).executeTakeFirstOrThrow()
+      let total: number | undefined = Number(documents)
+      for (let after: string | null = null; ; ) {
+        let page = entityRows(db, dimensions).orderBy('id').limit(SCAN_BATCH)
+        if (after !== null) page = page.where('id', '>', after)
+        const rows = await page.execute()
+        if (rows.length === 0) break
+        yield { entities: rows.map((row) => entityOf(row, dimensions)), withPassages: [], ...(total === undefined ? {} : { total }) }
+        total = undefined
+        after = rows.at(-1)!.id as string
+      }
+      const withTokens = Number(passages) <= passagesUpTo
+      const byEntity = new Map<string, IndexedPassage[]>()
+      for (let after: [string, number] | null = null; ; ) {
+        let page = db.selectFrom(PASSAGES).select(withTokens ? ['entity_id', 'ordinal', 'tokens'] : ['entity_id', 'ordinal']).orderBy('entity_id').orderBy('ordinal').limit(SCAN_BATCH)
+        if (after !== null) page = page.where(sql<SqlBool>`(entity_id, ordinal) > (${after[0]}, ${after[1]})`)
+        const rows = await page.execute()
+        if (rows.length === 0) break
+        passagesByEntity(rows, withTokens, byEntity)
+        const last = rows.at(-1)!
+        after = [last.entity_id as string, Number(last.ordinal)]
+      }
+      const withPassages = [...byEntity.keys()]
+      yield { entities: [], withPassages, ...(withTokens ? { passages: withPassages.map((id) => ({ id, passages: byEntity.get(id)! })) } : {}) }
+    },
+
+    // On the primary, as `scan`; a batch of ids at a time (a statement takes at most 65,535 parameters).
+    async entitiesOf(ids) {
+      const entities: IndexedEntity[] = []
+      for (let start = 0; start < ids.length; start += SCAN_BATCH) {
+        const batch = ids.slice(start, start + SCAN_BATCH)
+        const rows = await entityRows(db, dimensions).where('id', 'in', batch).execute()
+        const passages = passagesByEntity(await db.selectFrom(PASSAGES).select(['entity_id', 'tokens']).where('entity_id', 'in', batch).orderBy('entity_id').orderBy('ordinal').execute(), true)
+        for (const row of rows) {
+          const entity = entityOf(row, dimensions)
+          const held = passages.get(entity.id)
+          if (held !== undefined) entity.passages = held
+          entities.push(entity)
+        }
+      }
+      return entities
+    },
+
     // The database is the store's.
     close: async () => {},
   }
+}
+
+/** The entities' rows as `entityOf` reads them: the vector in pgvector's binary form (`vector_send`), not as text to parse. */
+function entityRows(db: Kysely<any>, dimensions: number) {
+  const columns = ['id', ...CONTRACT_FIELDS.map((field) => CONTRACT_COLUMNS[field]), 'tokens', 'names']
+  return db.selectFrom(ENTITIES).select(columns).$if(dimensions > 0, (query) => query.select(sql<Uint8Array | null>`vector_send(vector)`.as('vector')))
+}
+
+/** Passages' rows (in order) by their entity, into `byEntity`: each with its tokens (`withTokens`), else none (the entity listed alone). */
+function passagesByEntity(rows: Record<string, unknown>[], withTokens: boolean, byEntity = new Map<string, IndexedPassage[]>()): Map<string, IndexedPassage[]> {
+  for (const row of rows) {
+    const id = row.entity_id as string
+    const held = byEntity.get(id) ?? byEntity.set(id, []).get(id)!
+    if (withTokens) held.push({ tokens: termsOf(row.tokens as string) })
+  }
+  return byEntity
+}
+
+/** An entity as the index holds it (its passages apart), from its row. */
+function entityOf(row: Record<string, unknown>, dimensions: number): IndexedEntity {
+  const fields: IndexedEntity['fields'] = {}
+  for (const field of CONTRACT_FIELDS) {
+    const value = row[CONTRACT_COLUMNS[field]]
+    if (value !== null) fields[field] = value as string
+  }
+  return { id: row.id as string, fields, tokens: termsOf(row.tokens as string), names: termsOf(row.names as string), vector: vectorOf(row.vector as Uint8Array | null | undefined, dimensions) }
 }
 
 /** What the index inside `db` has applied (`SearchIndex.state`): on a replica, what it holds of the primary's. */

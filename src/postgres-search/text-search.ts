@@ -129,6 +129,11 @@ export async function searchText(db: Kysely<any>, dialect: SqlDialect, query: Te
   return byPassage === null ? byEntity.slice(0, limit) : withPassageText(byEntity, byPassage, limit, query.words.length)
 }
 
+/** The passages of texts alone, ranked as `searchText` ranks them before it merges them with the entities' (`SearchIndex.passageText`). */
+export async function passageText(db: Kysely<any>, dialect: SqlDialect, query: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]> {
+  return (await passagesIndexed(db)) ? rankSide(db, dialect, PASSAGE_TEXT, query, qualifiers, limit) : []
+}
+
 async function passagesIndexed(db: Kysely<any>): Promise<boolean> {
   const row = await db.selectFrom(STATE).select('passages').executeTakeFirstOrThrow()
   return Number(row.passages) > 0

@@ -14,6 +14,18 @@ export function vectorText(vector: Float32Array): string | null {
 }
 
 /**
+ * A vector from pgvector's binary form (`vector_send`: its dimensions and a reserved word, each a
+ * 16-bit integer, then the components as big-endian Float32s); all zeros for none (`vectorText`).
+ */
+export function vectorOf(sent: Uint8Array | null | undefined, dimensions: number): Float32Array {
+  const vector = new Float32Array(dimensions)
+  if (sent === null || sent === undefined) return vector
+  const view = new DataView(sent.buffer, sent.byteOffset, sent.byteLength)
+  for (let component = 0; component < dimensions; component++) vector[component] = view.getFloat32(4 + 4 * component)
+  return vector
+}
+
+/**
  * Nearest vectors by cosine (HNSW). The index visits `ef_search` candidates: as many as asked for.
  * Under a prefilter, pgvector 0.8's iterative scan goes on visiting until `limit` rows pass it, in
  * exact distance order (`strict_order`); before 0.8 a narrow prefilter can leave fewer rows.

@@ -1,1 +1,1 @@
-export { createResidentSearchIndex, type ResidentSearchIndexOptions } from './resident-search-index.js'
+export { type ChangedEntities, createResidentSearchIndex, type ResidentSearchIndex, type ResidentSearchIndexOptions } from './resident-search-index.js'

@@ -9,6 +9,9 @@ import { MOST_RANKED_WORDS, rankText } from './text-ranking.js'
 import { VectorPartitions } from './vector-partitions.js'
 import { allowedSlots } from './vector-ranking.js'
 
+/** How long `follow` waits after a load that failed (the index behind unreachable) before it loads again. */
+const RELOAD_AFTER_FAILURE_MS = 30_000
+
 /** How many qualifiers' prefilters the index keeps between writes: each keeps at most `exactVectorsUpTo` slots (240 KB at the default; their vectors gathered: `VectorPartitions`). */
 const KEPT_PREFILTERS = 32
 
@@ -36,8 +39,29 @@ export interface ResidentSearchIndexOptions {
    * values are as many as the entities).
    */
   wideFieldsHeldUpTo?: number
+  /**
+   * Whether other processes write the index behind too (a PostgreSQL index that every instance over
+   * the database shares, only one of them indexing at a time): its state is then read from it each
+   * time it is asked, and what they write is taken in by `follow` (which needs `entitiesOf` of it).
+   */
+  othersWrite?: boolean
   /** Told when the index is loaded: its entities and the milliseconds it took, of which its vectors' partitions took `partitioning`. */
   onLoaded?: (loaded: { entities: number; milliseconds: number; partitioning: number }) => void
+}
+
+/** The entities changed between two states of an index, by their cursors (the feed's): after `after`, up to `through` at least. */
+export type ChangedEntities = (after: string | null, through: string | null) => Promise<string[]>
+
+export interface ResidentSearchIndex extends SearchIndex {
+  /**
+   * Takes in what other processes wrote to the index behind (`othersWrite`) since the state this
+   * index holds: the entities `changed` names between the two, read from it again (`entitiesOf`).
+   * An index behind whose state went back (emptied, then built again) is loaded again. Returns how
+   * many entities it read.
+   */
+  follow(changed: ChangedEntities): Promise<number>
+  /** The state of what this index holds once loaded; null while the index behind answers searches (it loads, or could not). */
+  heldState(): IndexState | null
 }
 
 /**
@@ -51,11 +75,13 @@ export interface ResidentSearchIndexOptions {
  * than `wideFieldsHeldUpTo` (fewer, their values are held here too), search while it loads, and the
  * passages of texts once more than `passagesHeldUpTo` (ranked by the index behind, merged here as it
  * merges them: `SearchIndex.passageText`; fewer are held and ranked here, as the memory index ranks
- * them: `HeldPassages`). The index behind must have no other writer (a LanceDB directory that one
- * `serve` indexes): what another process writes there is not seen here.
+ * them: `HeldPassages`). What another process writes to the index behind is seen here only with
+ * `othersWrite`, through `follow` (a PostgreSQL index that every instance over the database shares);
+ * a LanceDB directory has one writer, the `serve` that indexes it.
  */
-export async function createResidentSearchIndex(options: ResidentSearchIndexOptions): Promise<SearchIndex> {
-  const { behind, dimensions, exactVectorsUpTo = 60_000, passagesHeldUpTo = 2_000, wideFieldsHeldUpTo = 100_000, onLoaded } = options
+export async function createResidentSearchIndex(options: ResidentSearchIndexOptions): Promise<ResidentSearchIndex> {
+  const { behind, dimensions, exactVectorsUpTo = 60_000, passagesHeldUpTo = 2_000, wideFieldsHeldUpTo = 100_000, othersWrite = false, onLoaded } = options
+  if (othersWrite && behind.entitiesOf === undefined) throw new Error('an index that others write too is followed by reading its entities again: the index behind has no entitiesOf')
   let documents = Documents.forLoad(dimensions)
   /** The vectors' partitions, made once the documents are loaded (none without vectors). */
   let partitions: VectorPartitions | null = null
@@ -64,7 +90,11 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
   let heldPassages: HeldPassages | null = new HeldPassages()
   /** Writes made while the index loads, applied over what it loaded once it has (each write is a replacement: applied twice, the same). */
   let pending: Parameters<SearchIndex['apply']>[0][] = []
-  let state: 'loading' | 'ready' | 'failed' = 'loading'
+  let status: 'loading' | 'ready' | 'failed' = 'loading'
+  /** When the last load failed: with `othersWrite`, `follow` loads again once `RELOAD_AFTER_FAILURE_MS` have passed. */
+  let failedAt = 0
+  /** The state of what the documents hold: read from the index behind before it was scanned, then each write's. */
+  let held: IndexState = { cursor: null, embedderId: null }
 
   /**
    * The prefilters of the `KEPT_PREFILTERS` qualifiers last asked, until the next write (a filter
@@ -81,7 +111,8 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
     return prefilter
   }
 
-  function applyHere({ upserts, removals }: Parameters<SearchIndex['apply']>[0]) {
+  function applyHere({ upserts, removals, state }: Parameters<SearchIndex['apply']>[0]) {
+    held = state
     prefilters.clear()
     for (const id of removals) {
       documents.remove(id)
@@ -110,6 +141,9 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
 
   async function load() {
     const started = performance.now()
+    // The scan brings this state or a newer one of each entity: what was written since is applied
+    // again (the writes through this index while it loads) or taken in by `follow`.
+    held = await behind.state()
     let passagesScanned = false
     for await (const batch of behind.scan!({ passagesUpTo: passagesHeldUpTo })) {
       if (batch.total !== undefined) {
@@ -130,18 +164,36 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
     const partitioning = Math.round(performance.now() - partitioned)
     for (const change of pending) applyHere(change)
     pending = []
-    state = 'ready'
+    status = 'ready'
     onLoaded?.({ entities: documents.live, milliseconds: Math.round(performance.now() - started), partitioning })
   }
-  const loading = (behind.scan ? load() : Promise.reject(new Error('the index behind cannot be scanned'))).catch(() => {
-    // Search stays with the index behind, as it was while loading; nothing more is kept here.
-    state = 'failed'
-    pending = []
-    documents = new Documents(dimensions)
+  /** Loads the documents (again: what was held is let go first); search goes to the index behind meanwhile. */
+  function startLoading(): Promise<void> {
+    status = 'loading'
+    documents = Documents.forLoad(dimensions)
     partitions = null
-    heldPassages = null
-  })
-  const ready = () => state === 'ready'
+    withPassages.clear()
+    heldPassages = new HeldPassages()
+    prefilters.clear()
+    return (behind.scan ? load() : Promise.reject(new Error('the index behind cannot be scanned'))).catch(() => {
+      // Search stays with the index behind, as it was while loading; nothing more is kept here.
+      status = 'failed'
+      failedAt = Date.now()
+      pending = []
+      documents = new Documents(dimensions)
+      partitions = null
+      heldPassages = null
+    })
+  }
+  let loading = startLoading()
+  const ready = () => status === 'ready'
+  /** Writes through this index and what `follow` takes in, one at a time: each replaces what the other read. */
+  let writing: Promise<unknown> = Promise.resolve()
+  const serialized = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = writing.then(work)
+    writing = result.catch(() => undefined)
+    return result
+  }
   /**
    * The index behind's state as last read or written here (it has no other writer): every search
    * asks it (its lag), and a read of LanceDB's state cost 1.5 to 3 ms of CPU. Read again after a
@@ -151,6 +203,8 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
 
   return {
     state() {
+      // Others' writes change it: read each time (from PostgreSQL, a row; LanceDB's has one writer).
+      if (othersWrite) return behind.state()
       if (knownState === null) {
         const reading = behind.state()
         knownState = reading
@@ -160,17 +214,38 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       }
       return knownState
     },
-    async apply(change) {
-      try {
-        await behind.apply(change)
-      } catch (error) {
-        knownState = null
-        throw error
-      }
-      knownState = Promise.resolve(change.state)
-      if (state === 'loading') pending.push(change)
-      else if (state === 'ready') applyHere(change)
-    },
+    apply: (change) =>
+      serialized(async () => {
+        try {
+          await behind.apply(change)
+        } catch (error) {
+          knownState = null
+          throw error
+        }
+        knownState = Promise.resolve(change.state)
+        if (status === 'loading') pending.push(change)
+        else if (status === 'ready') applyHere(change)
+      }),
+    follow: (changed) =>
+      serialized(async () => {
+        if (status === 'failed' && Date.now() - failedAt >= RELOAD_AFTER_FAILURE_MS) loading = startLoading()
+        if (status !== 'ready') return 0
+        const target = await behind.state()
+        if (target.cursor === held.cursor) return 0
+        // Emptied, and built again from the feed's start since (another embedder, a `reindex`).
+        if (target.cursor === null || (held.cursor !== null && target.cursor < held.cursor)) {
+          loading = startLoading()
+          return 0
+        }
+        const ids = await changed(held.cursor, target.cursor)
+        const entities = await behind.entitiesOf!(ids)
+        const found = new Set(entities.map((entity) => entity.id))
+        // Loaded again meanwhile (a `clear`): what was read is older than what that load brings.
+        if (status !== 'ready') return 0
+        applyHere({ upserts: entities, removals: ids.filter((id) => !found.has(id)), state: target })
+        return entities.length
+      }),
+    heldState: () => (ready() ? held : null),
     async fullText(query, qualifiers, limit) {
       // Passages are ranked here while few enough to be held, else by the index behind; merged as it merges them.
       const passagesHere = withPassages.size === 0 || heldPassages !== null || behind.passageText !== undefined
@@ -193,17 +268,19 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
       const allowed = prefilter && allowedSlots(documents, prefilter, exactVectorsUpTo)
       return allowed ? partitions.nearestAmong(vector, allowed, limit) : partitions.nearest(vector, prefilter, limit, exactVectorsUpTo)
     },
-    async clear() {
-      // After the load, which would otherwise put back what the index behind held.
-      await loading
-      await behind.clear().finally(() => (knownState = null))
-      documents = new Documents(dimensions)
-      prefilters.clear()
-      // Trained again on what the next writes bring.
-      partitions = null
-      withPassages.clear()
-      heldPassages = new HeldPassages()
-    },
+    clear: () =>
+      serialized(async () => {
+        // After the load, which would otherwise put back what the index behind held.
+        await loading
+        await behind.clear().finally(() => (knownState = null))
+        documents = new Documents(dimensions)
+        prefilters.clear()
+        // Trained again on what the next writes bring.
+        partitions = null
+        withPassages.clear()
+        heldPassages = new HeldPassages()
+        held = { cursor: null, embedderId: held.embedderId }
+      }),
     optimize: () => behind.optimize(),
     async close() {
       await loading

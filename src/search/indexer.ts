@@ -3,6 +3,7 @@ import { decodeChangeId } from '../contract/change-id.js'
 import type { Embedder } from '../ports/embedder.js'
 import type { EntityStore } from '../ports/entity-store.js'
 import type { IndexedEntity, SearchIndex } from '../ports/search-index.js'
+import type { ChangedEntities } from '../resident/resident-search-index.js'
 import type { EntityTexts } from '../texts/entity-texts.js'
 import { passagesOf } from '../texts/passages.js'
 import { EMBEDDED_TEXT_RECIPE, embeddedTextOf, fullTextOf, namesOf, tokenize } from './text.js'
@@ -214,5 +215,21 @@ export function indexLag(index: Pick<SearchIndex, 'state'>, store: Pick<EntitySt
       const [oldest] = (await store.listChanges({ qualifiers: [], after: cursor, limit: 1, window: 1 })).changes
       return oldest === undefined ? 0 : Math.max(0, (Date.now() - Date.parse(oldest.recordedAt)) / 1000)
     },
+  }
+}
+
+/**
+ * The entities `store`'s feed changed after one cursor, up to another at least
+ * (`ResidentSearchIndex.follow`), read a page at a time; change ids sort in feed order.
+ */
+export function changedEntities(store: Pick<EntityStore, 'listChanges'>, pageSize = 1_000): ChangedEntities {
+  return async (after, through) => {
+    const ids = new Set<string>()
+    for (let cursor = after; ; ) {
+      const page = await store.listChanges({ qualifiers: [], after: cursor, limit: pageSize, window: Math.max(pageSize, 10_000) })
+      for (const change of page.changes) ids.add(change.entityId)
+      if (!page.hasMore || page.cursor === null || page.cursor === cursor || (through !== null && page.cursor >= through)) return [...ids]
+      cursor = page.cursor
+    }
   }
 }

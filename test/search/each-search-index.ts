@@ -38,6 +38,35 @@ async function pgliteIndex(Constructor: typeof PGlite, extensions: Extensions, d
   return { index, dispose: () => db.destroy() }
 }
 
+/** A PGlite database with pg_trgm and pgvector (PGlite 0.4.6, `pglite-vector`), for suites that open several indexes over one. */
+export function pgliteVectorDatabase(): Kysely<any> {
+  if (pgliteVector.skipReason !== null) throw new Error(pgliteVector.skipReason)
+  return new Kysely<any>({ dialect: new PGliteDialect({ pglite: new pgliteVector.Constructor!({ extensions: pgliteVector.extensions! }) }) })
+}
+
+const postgresSkipReason = storeDialects.find((dialect) => dialect.name === 'postgres')!.skipReason
+
+/** A PostgreSQL search index on the test server, in a schema of its own (full text and names: the server has no pgvector). */
+async function postgresIndex() {
+  // pg_trgm and btree_gin once in the database, in `public`, which each test's schema searches
+  // after its own: made by the index, they would be in a test's schema, and go when it is dropped.
+  for (const extension of ['pg_trgm', 'btree_gin']) {
+    await withPostgresClient(POSTGRES_URL, (client) => client.query(`create extension if not exists ${extension} schema public`)).catch(() => undefined)
+  }
+  const schema = await freshPostgresSchema()
+  const url = new URL(schema.url)
+  url.searchParams.set('options', `${url.searchParams.get('options')},public`)
+  const store = await createPostgresStore({ pool: new pg.Pool({ connectionString: url.href }) })
+  const index = await createPostgresSearchIndex({ db: store.db, dimensions: 0 })
+  return {
+    index,
+    async dispose() {
+      await store.close()
+      await schema.drop()
+    },
+  }
+}
+
 /** PGlite 0.4.6 (pgvector 0.8.1) under the alias `pglite-vector`, or why it is absent. */
 const pgliteVector = await (async () => {
   const name = 'pglite-vector'
@@ -86,28 +115,21 @@ export const searchIndexKinds: SearchIndexKind[] = [
       }
     },
   },
+  // The test server has pg_trgm and no pgvector.
+  { name: 'postgres', skipReason: postgresSkipReason, semantic: false, open: () => postgresIndex() },
   {
-    // The test server has pg_trgm and no pgvector.
-    name: 'postgres',
-    skipReason: storeDialects.find((dialect) => dialect.name === 'postgres')!.skipReason,
+    // In memory in front of it (what `serve --search postgres` searches), following what others write there.
+    name: 'resident-postgres',
+    skipReason: postgresSkipReason,
     semantic: false,
-   
     async open() {
-      // pg_trgm and btree_gin once in the database, in `public`, which each test's schema searches
-      // after its own: made by the index, they would be in a test's schema, and go when it is dropped.
-      for (const extension of ['pg_trgm', 'btree_gin']) {
-        await withPostgresClient(POSTGRES_URL, (client) => client.query(`create extension if not exists ${extension} schema public`)).catch(() => undefined)
-      }
-      const schema = await freshPostgresSchema()
-      const url = new URL(schema.url)
-      url.searchParams.set('options', `${url.searchParams.get('options')},public`)
-      const store = await createPostgresStore({ pool: new pg.Pool({ connectionString: url.href }) })
-      const index = await createPostgresSearchIndex({ db: store.db, dimensions: 0 })
+      const { index: behind, dispose } = await postgresIndex()
+      const index = await createResidentSearchIndex({ behind, dimensions: 0, othersWrite: true })
       return {
         index,
         async dispose() {
-          await store.close()
-          await schema.drop()
+          await index.close()
+          await dispose()
         },
       }
     },

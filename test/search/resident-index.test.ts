@@ -1,23 +1,32 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createWordVectorEmbedder } from '../../src/embedders/index.js'
+import { createNoEmbedder, createWordVectorEmbedder } from '../../src/embedders/index.js'
 import { parseGffs } from '../../src/gffs/parse.js'
 import type { Qualifier } from '../../src/gffs/types.js'
 import { createLancedbSearchIndex } from '../../src/lancedb/index.js'
 import { createMemorySearchIndex } from '../../src/memory/memory-search-index.js'
 import { createMemoryStore } from '../../src/memory/memory-store.js'
-import type { IndexedEntity, SearchIndex, TextHit } from '../../src/ports/search-index.js'
-import { createResidentSearchIndex, type ResidentSearchIndexOptions } from '../../src/resident/index.js'
-import { createIndexer } from '../../src/search/indexer.js'
+import type { IndexedEntity, ScoredHit, SearchIndex, TextHit } from '../../src/ports/search-index.js'
+import { createPostgresSearchIndex } from '../../src/postgres-search/index.js'
+import { createResidentSearchIndex, type ResidentSearchIndex, type ResidentSearchIndexOptions } from '../../src/resident/index.js'
+import { changedEntities, createIndexer } from '../../src/search/indexer.js'
 import { createEntityTexts } from '../../src/texts/entity-texts.js'
 import type { BlobStore } from '../../src/ports/blob-store.js'
 import { textQueryOf } from '../../src/search/search-service.js'
 import { queryWord, tokenize } from '../../src/search/text.js'
 import { loadNicknames } from '../../src/node/nicknames.js'
 import { importDemo } from '../support/demo.js'
+import { freshPostgresSchema, POSTGRES_URL, storeDialects } from '../stores/each-store.js'
+import { within } from '../support/polling.js'
+import { withPostgresClient } from '../support/postgres-client.js'
+import { pgliteVectorDatabase } from './each-search-index.js'
 import { readRelevanceSet, RELEVANCE_SET } from './relevance.mjs'
+
+const postgresDialect = storeDialects.find((dialect) => dialect.name === 'postgres')!
 
 const embedder = createWordVectorEmbedder()
 const nicknames = await loadNicknames()
@@ -30,12 +39,20 @@ const QUERIES = [
 ]
 
 /** A resident index in front of `behind` once it has loaded (as `serve` opens it), and how many entities it loaded. */
-async function loadedResident(behind: SearchIndex, options: Partial<ResidentSearchIndexOptions> = {}): Promise<{ index: SearchIndex; entities: number }> {
-  let index: SearchIndex | undefined
+async function loadedResident(behind: SearchIndex, options: Partial<ResidentSearchIndexOptions> = {}): Promise<{ index: ResidentSearchIndex; entities: number }> {
+  let index: ResidentSearchIndex | undefined
   const { entities } = await new Promise<{ entities: number }>((resolve) => {
     void createResidentSearchIndex({ behind, dimensions: embedder.dimensions, ...options, onLoaded: resolve }).then((made) => (index = made))
   })
   return { index: index!, entities }
+}
+
+/** The nearest vectors as exact search finds them, within the Int8 components' precision: 9 of its best 10, each score within 0.01. */
+function expectNearestAsExact(found: ScoredHit[], expected: ScoredHit[], label: string) {
+  expect(found.length, label).toBe(expected.length)
+  const top = new Set(expected.slice(0, 10).map((hit) => hit.id))
+  expect(found.slice(0, 10).filter((hit) => top.has(hit.id)).length, label).toBeGreaterThanOrEqual(9)
+  found.forEach((hit, rank) => expect(Math.abs(hit.score - expected[rank]!.score), `${label} #${rank}`).toBeLessThan(0.01))
 }
 
 /** Hits as compared: ids in order, scores to 9 decimals (sums in another order differ in the last bits; LanceDB's, in Float32 over threads, are left out), words matched. */
@@ -180,10 +197,7 @@ describe('the resident index', () => {
       for (const qualifiers of ['type:legislation', 'type:person -status:former', 'jurisdiction:US type:committee']) {
         const { qualifiers: parsed } = parseGffs(qualifiers, { allowFreeText: false })
         const [expected, found] = await Promise.all([memory.nearest(vector!, parsed, 20), resident.nearest(vector!, parsed, 20)])
-        expect(found.length, `${q} ${qualifiers}`).toBe(expected.length)
-        const top = new Set(expected.slice(0, 10).map((hit) => hit.id))
-        expect(found.slice(0, 10).filter((hit) => top.has(hit.id)).length, `${q} ${qualifiers}`).toBeGreaterThanOrEqual(9)
-        found.forEach((hit, rank) => expect(Math.abs(hit.score - expected[rank]!.score), `${q} ${qualifiers} #${rank}`).toBeLessThan(0.01))
+        expectNearestAsExact(found, expected, `${q} ${qualifiers}`)
       }
     }
   })
@@ -380,6 +394,172 @@ describe("the resident index with the texts' passages", () => {
     await few.fullText(text, [], 100)
     expect(askedBehind).toBe(1)
     await few.apply({ upserts: [], removals: ['zz000002'], state })
+  })
+})
+
+/** `index`, its searches counted: what an index in front asks of the one behind. */
+function countedSearches(index: SearchIndex): { index: SearchIndex; asked: () => number } {
+  let asked = 0
+  const counted: SearchIndex = {
+    ...index,
+    fullText: (...args) => (asked++, index.fullText(...args)),
+    nearest: (...args) => (asked++, index.nearest(...args)),
+    passageText: (...args) => (asked++, index.passageText!(...args)),
+  }
+  return { index: counted, asked: () => asked }
+}
+
+describe('the resident index in front of one that other instances write too (PostgreSQL, shared)', () => {
+  const store = createMemoryStore()
+  let blobs: BlobStore
+  let db: Kysely<any>
+  let memory: SearchIndex
+  /** Another instance's: the indexing one, writing the shared index itself. */
+  let writer: SearchIndex
+  /** This instance's: in memory, in front of the same index. */
+  let reader: ResidentSearchIndex
+  let asked: () => number
+  const catchUp = () => Promise.all([memory, writer].map((index) => createIndexer({ store, index, embedder, texts: createEntityTexts({ blobs }) }).catchUp()))
+  const search = (q: string) => {
+    const query = parseGffs(q, { allowFreeText: true })
+    return { text: textQueryOf(query.text, nicknames), qualifiers: query.qualifiers }
+  }
+  /** Every query of the first relevance set, and some of the bills' texts, answered by the reader as by the memory index. */
+  const expectSameAsMemory = async (extra: string[] = []) => {
+    for (const q of [...RELEVANCE_SET.map((each) => each.q), 'cloture motion', '"motion to proceed"', ...extra]) {
+      const { text, qualifiers } = search(q)
+      expect(comparable(await reader.fullText(text, qualifiers, 100)), q).toEqual(comparable(await memory.fullText(text, qualifiers, 100)))
+    }
+  }
+
+  beforeAll(async () => {
+    blobs = await importDemo(store.warehouse)
+    db = pgliteVectorDatabase()
+    memory = createMemorySearchIndex()
+    writer = await createPostgresSearchIndex({ db, dimensions: embedder.dimensions })
+    await catchUp()
+    const behind = countedSearches(await createPostgresSearchIndex({ db, dimensions: embedder.dimensions }))
+    asked = behind.asked
+    reader = (await loadedResident(behind.index, { othersWrite: true, passagesHeldUpTo: 100_000 })).index
+  }, 180_000)
+
+  afterAll(async () => {
+    await reader?.close()
+    await db?.destroy()
+  })
+
+  it('loads what the shared index holds: full text (passages too) ranked as the memory index ranks it, vectors as PostgreSQL holds them, asking it nothing', async () => {
+    const before = asked()
+    await expectSameAsMemory()
+    // The vectors came through pgvector's binary form: the nearest are those of exact search.
+    for (const q of ['agriculture', 'veterans health care']) {
+      const [vector] = await embedder.embed([q])
+      for (const qualifiers of [[], parseGffs('type:committee', { allowFreeText: false }).qualifiers]) {
+        const [found, expected] = await Promise.all([reader.nearest(vector!, qualifiers, 20), memory.nearest(vector!, qualifiers, 20)])
+        expectNearestAsExact(found, expected, `${q} ${qualifiers.length}`)
+      }
+    }
+    expect(asked()).toBe(before)
+    expect(reader.heldState()).toEqual(await writer.state())
+  })
+
+  it('takes in what the other instance writes there: creations, renames, deletions and merges, read from it again', async () => {
+    await store.warehouse.upsert({ id: 'zzq1', type: 'person', name: 'Quokkabert Wombatson', jurisdiction: 'US-ZZ' })
+    await store.warehouse.upsert({ id: 'zzq2', type: 'person', name: 'Wallabina Potoroo', jurisdiction: 'US-ZZ' })
+    await store.warehouse.upsert({ id: 'k000367', type: 'person', name: 'Amy Numbatrix' })
+    await store.warehouse.delete('hr3590111')
+    await store.warehouse.merge('zzq2', 'zzq1')
+    await catchUp()
+    const quokka = search('Quokkabert')
+    // Not seen until followed.
+    expect(await reader.fullText(quokka.text, [], 10)).toEqual([])
+    const read = await reader.follow(changedEntities(store))
+    expect(read).toBe(2)
+    expect(reader.heldState()).toEqual(await writer.state())
+    expect((await reader.fullText(quokka.text, [], 10)).map((hit) => hit.id)).toEqual(['zzq1'])
+    expect((await reader.fullText(search('Wallabina').text, [], 10)).map((hit) => hit.id)).toEqual([])
+    expect((await reader.fullText(search('Klobuchar').text, [], 100)).map((hit) => hit.id)).not.toContain('k000367')
+    expect((await reader.fullText(search('health care').text, [], 100)).map((hit) => hit.id)).not.toContain('hr3590111')
+    await expectSameAsMemory(['Numbatrix', 'Quokkabert Wombatson', 'type:person jurisdiction:US-ZZ quokkabert'])
+    // Nothing new: nothing read.
+    expect(await reader.follow(changedEntities(store))).toBe(0)
+  }, 120_000)
+
+  it('loads again when the shared index was emptied and built again (another instance rebuilt it)', async () => {
+    await createIndexer({ store, index: writer, embedder, texts: createEntityTexts({ blobs }) }).rebuild()
+    expect(await reader.follow(changedEntities(store))).toBe(0)
+    // Loading: the index behind answers meanwhile.
+    await within(30_000, () => reader.heldState() !== null)
+    expect(reader.heldState()).toEqual(await writer.state())
+    await expectSameAsMemory(['Quokkabert Wombatson'])
+  }, 120_000)
+})
+
+describe.skipIf(postgresDialect.skipReason !== null)('the resident index following the PostgreSQL server while its connections are cut', () => {
+  it('fails the rounds whose connection is cut mid-read, and takes in everything at the next', { timeout: 120_000 }, async () => {
+    const store = createMemoryStore()
+    await importDemo(store.warehouse)
+    await withPostgresClient(POSTGRES_URL, (client) => client.query('create extension if not exists pg_trgm schema public')).catch(() => undefined)
+    const schema = await freshPostgresSchema()
+    const url = new URL(schema.url)
+    url.searchParams.set('options', `${url.searchParams.get('options')},public`)
+    url.searchParams.set('application_name', 'er_following_reader')
+    // A pool's idle connection cut reports an error on the pool (as the store's pools, it goes on with new ones).
+    const poolOf = (connectionString: string) => new pg.Pool({ connectionString }).on('error', () => {})
+    const readerDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: poolOf(url.href) }) })
+    url.searchParams.delete('application_name')
+    const writerDb = new Kysely<any>({ dialect: new PostgresDialect({ pool: poolOf(url.href) }) })
+    const admin = new pg.Client({ connectionString: url.href })
+    await admin.connect()
+    try {
+      const writer = await createPostgresSearchIndex({ db: writerDb, dimensions: 0 })
+      const memory = createMemorySearchIndex()
+      const catchUp = () => Promise.all([memory, writer].map((index) => createIndexer({ store, index, embedder: createNoEmbedder() }).catchUp()))
+      await catchUp()
+      const reader = (await loadedResident(await createPostgresSearchIndex({ db: readerDb, dimensions: 0 }), { othersWrite: true, dimensions: 0 })).index
+      /** A round whose read of the entities is cut: held up by a lock on their table, its connection terminated while it waits. */
+      const cutRound = async () => {
+        await admin.query('begin')
+        await admin.query('lock table search_entities in access exclusive mode')
+        const following = reader.follow(changedEntities(store))
+        const waiting = `select pid from pg_stat_activity where application_name = 'er_following_reader' and wait_event_type = 'Lock'`
+        await within(10_000, async () => (await admin.query(waiting)).rows.length > 0)
+        await admin.query(`select pg_terminate_backend(pid) from (${waiting}) as held`)
+        await admin.query('rollback')
+        return following
+      }
+      /** As `serve`'s loop follows: a round that fails (the pool's connection that was cut, lent once more) is tried again. */
+      const followAgain = async () => {
+        for (let tries = 1; ; tries++) {
+          try {
+            return await reader.follow(changedEntities(store))
+          } catch (error) {
+            if (tries === 3) throw error
+          }
+        }
+      }
+      for (let round = 0; round < 12; round++) {
+        await store.warehouse.upsert({ id: `zzcut${round}`, type: 'person', name: `Cutmember Roundson${round}` })
+        if (round % 3 === 2) await store.warehouse.delete(`zzcut${round - 1}`)
+        await catchUp()
+        if (round % 2 === 1) await expect(cutRound()).rejects.toThrow(/terminat/)
+        else await followAgain()
+      }
+      // The last round was cut: what it would have read is read now.
+      expect(reader.heldState()).not.toEqual(await writer.state())
+      await followAgain()
+      expect(reader.heldState()).toEqual(await writer.state())
+      for (const q of ['Cutmember', 'Roundson', 'Roundson7', 'Roundson10', 'Roundson11', ...RELEVANCE_SET.slice(0, 20).map((each) => each.q)]) {
+        const text = textQueryOf(parseGffs(q, { allowFreeText: true }).text, nicknames)
+        expect(comparable(await reader.fullText(text, [], 100)), q).toEqual(comparable(await memory.fullText(text, [], 100)))
+      }
+      await reader.close()
+    } finally {
+      await admin.end()
+      await readerDb.destroy()
+      await writerDb.destroy()
+      await schema.drop()
+    }
   })
 })
 

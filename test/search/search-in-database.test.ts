@@ -89,7 +89,7 @@ describe.skipIf(postgres.skipReason !== null)(`search inside PostgreSQL, from th
     itConforms(() => server!)
   })
 
-  it('runs one writer and every reader: both answer at once, both find what is imported, and the other takes over indexing when the writer dies', { timeout: 120_000 }, async () => {
+  it('runs one writer and every reader: both answer at once, then from memory, both find what is imported and renamed, and the other takes over indexing when the writer dies', { timeout: 120_000 }, async () => {
     const indexes = (server: Server) => server.lines.some((line) => line.startsWith('search index: this instance indexes'))
     const first = await serve()
     const second = await serve()
@@ -110,9 +110,15 @@ describe.skipIf(postgres.skipReason !== null)(`search inside PostgreSQL, from th
         writeFileSync(file, `${JSON.stringify({ id, type: 'person', name })}\n`)
         expect(run(['import', file, '--data', data, '--database', database]).code).toBe(0)
       }
+      // Each keeps the index in memory too: the reader takes in what the writer writes to the shared one.
+      for (const server of [first, second]) await within(10_000, () => server.lines.some((line) => /^search: \d+ entities loaded in memory/.test(line)))
       imported('zzquokka', 'Quokkabert Wombatson')
       for (const server of [first, second]) {
         await within(10_000, async () => (await searchIds(server, 'Quokabert'))[0] === 'zzquokka')
+      }
+      imported('zzquokka', 'Wallabina Wombatson')
+      for (const server of [first, second]) {
+        await within(10_000, async () => (await searchIds(server, 'Wallabina'))[0] === 'zzquokka' && !(await searchIds(server, 'Quokkabert')).includes('zzquokka'))
       }
 
       // Killed, its connection ends and the server lets the lock go; the other takes it at its next try.
