@@ -42,9 +42,9 @@ const { values: options } = parseArgs({
 const total = Number(options.entities)
 const duration = Number(options.duration)
 const connectionCounts = options.connections.split(',').map(Number)
-// `disk`: the same registry searching LanceDB alone (`--no-search-in-memory`), what search cost before the resident index.
+// `disk`: the same registry searching its index alone (`--no-search-in-memory`: LanceDB on disk, or inside PostgreSQL), what search cost before the resident index.
 const SERVERS = ['registry', 'disk', 'floor']
-const servers = options.only === undefined ? SERVERS.filter((server) => server !== 'disk' || options.postgres === undefined) : options.only.split(',')
+const servers = options.only === undefined ? SERVERS : options.only.split(',')
 for (const server of servers) if (!SERVERS.includes(server)) throw new Error(`--only takes ${SERVERS.join(', ')} (a comma list), not ${server}`)
 /** The sets by their short names (`--sets`). */
 const SET_NAMES = { title: 'title words', prefilter: 'title words, 2% prefilter', name: 'name with a typo', common: 'common word' }
@@ -63,7 +63,7 @@ const registry =
   options.postgres === undefined
     ? { label: 'registry (LanceDB, in memory)', directory, store: [], search: [] }
     : {
-        label: 'registry (PostgreSQL, no vectors)',
+        label: 'registry (PostgreSQL, no vectors, in memory)',
         directory: `${directory}-postgres`,
         schema: `bench_search_catalog_${total}`,
         // pg_trgm and the other extensions are in public.
@@ -136,8 +136,8 @@ function reindexAgain() {
 /** The registry's server, with the benchmarks' key and a rate limit no run reaches. */
 const startRegistry = (inMemory = true) =>
   startServer(process.execPath, [cli, 'serve', '--data', data, ...registry.store, ...registry.search, '--api-key', KEY, '--rate-limit', RATE_LIMIT, '--log', 'warn', '--port', '0', ...(inMemory ? [] : ['--no-search-in-memory'])], {
-    // Measured once the index is in memory (LanceDB's: the index inside PostgreSQL is not kept in memory).
-    ...(inMemory && registry.schema === undefined ? { readyWhen: /^search: \d+ entities loaded in memory/ } : {}),
+    // Measured once the index is in memory (LanceDB's or PostgreSQL's).
+    ...(inMemory ? { readyWhen: /^search: \d+ entities loaded in memory/ } : {}),
   })
 
 /** GET `path` on a kept-alive connection of `agent`: the status and the body. */
@@ -156,7 +156,7 @@ function get(url, agent, path) {
 const pathOf = (query) => `/v1/search?q=${encodeURIComponent(query)}`
 
 /**
- * CPU time so far (microseconds) by process: the server's, and with `--postgres` the registry's
+ * CPU time so far (microseconds) by process: the server's, and with `--postgres` a registry's
  * PostgreSQL backends' (the index runs there): those whose client port is one of the server's
  * sockets to PostgreSQL (both on this machine).
  */
@@ -274,9 +274,10 @@ try {
     running[name] = await (name === 'floor' ? startServer(process.execPath, [join(ROOT, 'bench/servers/search-floor.mjs'), floorFile]) : startRegistry(name === 'registry'))
     console.log(`${name}: ready in ${((performance.now() - started) / 1000).toFixed(1)} s; ${memoryOf(running[name].pid)}`)
   }
-  if (registry.schema !== undefined && running.registry !== undefined) {
-    running.registry.database = new pg.Client({ connectionString: options.postgres })
-    await running.registry.database.connect()
+  // Each registry's backends counted (`cpuOf`), in memory or not.
+  for (const name of registry.schema === undefined ? [] : ['registry', 'disk'].filter((each) => running[each] !== undefined)) {
+    running[name].database = new pg.Client({ connectionString: options.postgres })
+    await running[name].database.connect()
   }
   const warmups = Object.fromEntries(Object.entries(sets).map(([name, queries]) => [name, queries.slice(0, WARM_UP)]))
   const resultsOf = {}
@@ -303,7 +304,7 @@ try {
       const ratio = floor === undefined || row === floor ? ' | ' : `${(row.rate / floor.rate).toFixed(3)} | ${(floor.cpu / row.cpu).toFixed(3)}`
       const failed = [...row.failures].map(([status, count]) => `, ${count} answered ${status}`).join('')
       const answered = row.exhausted || failed ? ` (${row.exhausted ? 'all ' : ''}${row.answered}${failed})` : ''
-      console.log(`| ${{ registry: registry.label, disk: 'registry (LanceDB on disk alone)', floor: 'floor (FTS5)' }[row.server]} | ${row.connections} | ${row.rate.toFixed(1)}${answered} | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpu.toFixed(2)} ms | ${ratio} |`)
+      console.log(`| ${{ registry: registry.label, disk: registry.schema === undefined ? 'registry (LanceDB on disk alone)' : 'registry (inside PostgreSQL alone)', floor: 'floor (FTS5)' }[row.server]} | ${row.connections} | ${row.rate.toFixed(1)}${answered} | ${row.p50.toFixed(1)} ms | ${row.p99.toFixed(1)} ms | ${row.cpu.toFixed(2)} ms | ${ratio} |`)
     }
   }
   for (const [name, server] of Object.entries(running)) console.log(`${name}: after the measurements, ${memoryOf(server.pid)}`)

@@ -9,16 +9,64 @@ import { rankedValue, TopHits } from './top-hits.js'
 import { TypedGrams } from './typed-grams.js'
 import { allowedSlots } from './vector-ranking.js'
 
-/**
- * A query's words that its bit masks can count: the first 31 a bit each in a slot's mask, the rest a
- * bit each in its wide mask (typed, a query has at most 32 terms; the WordNet relatives of words
- * that no entity holds make more: `doctors` asks 38). A query with more goes to the index behind.
- */
-export const MOST_RANKED_WORDS = 63
 /** The words a slot's mask counts; its last bit says that the slot matched a word past them (`WIDE_MATCH`). */
 const MASKED_WORDS = 31
-/** A slot's mask bit saying that its wide mask (`Scratch.wideMasks`) holds the words past `MASKED_WORDS` that it matched. */
+/** A slot's mask bit saying that its row of `WideBits` holds the words past `MASKED_WORDS` that it matched. */
 const WIDE_MATCH = 1 << MASKED_WORDS
+/** The 32-bit words of a touched slot's row of `WideBits` at most. */
+const MOST_WIDE_WORDS = 16
+/**
+ * A query's words that are counted here: the first 31 a bit each in a slot's mask, the rest a bit
+ * each in its row of `WideBits`. Typed, a query has at most 32 terms; the WordNet relatives of words
+ * that no entity holds make more (`doctors` asks 38, `take` 149, a key 209 at most). A query with
+ * more goes to the index behind.
+ */
+export const MOST_RANKED_WORDS = MASKED_WORDS + 32 * MOST_WIDE_WORDS
+/** `WideBits.rows` past this many 32-bit words (4 MB) is let go after its query. */
+const WIDE_ROWS_KEPT = 1 << 20
+
+/**
+ * For a query of more than `MASKED_WORDS` words: each touched slot's row of bits, a bit for each word
+ * past them that the slot matched (`stride` 32-bit words a row), at the slot's place in the touched
+ * slots (`rowOf`), zeroed as the slot is first touched. Rows for the touched slots alone: a row for
+ * every slot would take 4 MB at 1,000,000 slots for each 32 words.
+ */
+class WideBits {
+  rowOf = new Int32Array(0)
+  rows = new Uint32Array(0)
+  stride = 0
+
+  /** Made ready for a query of `words` words over `slots` slots. */
+  begin(slots: number, words: number): void {
+    this.stride = Math.ceil((words - MASKED_WORDS) / 32)
+    if (this.rowOf.length < slots) this.rowOf = new Int32Array(slots)
+  }
+
+  /** Gives `slot` the `at`-th row, zeroed. */
+  start(slot: number, at: number): void {
+    const { stride } = this
+    if (this.rows.length < (at + 1) * stride) {
+      const grown = new Uint32Array(Math.max((at + 1) * stride, this.rows.length * 2))
+      grown.set(this.rows)
+      this.rows = grown
+    }
+    this.rowOf[slot] = at
+    this.rows.fill(0, at * stride, (at + 1) * stride)
+  }
+
+  /** How many words past `MASKED_WORDS` `slot` matched. */
+  count(slot: number): number {
+    const from = this.rowOf[slot]! * this.stride
+    let count = 0
+    for (let at = from; at < from + this.stride; at++) count += popcount(this.rows[at]!)
+    return count
+  }
+
+  /** After a query: rows grown past `WIDE_ROWS_KEPT` let go. */
+  end(): void {
+    if (this.rows.length > WIDE_ROWS_KEPT) this.rows = new Uint32Array(0)
+  }
+}
 
 /**
  * How many slots a window of `addSteps` covers: their scratch (scores, masks)
@@ -37,8 +85,8 @@ class Scratch {
   /** A near step's best score so far for each slot of the window (`addSteps`), at the slot's place in it: small enough to stay in the cache. */
   nearest = new Float64Array(WINDOW_SLOTS)
   masks = new Uint32Array(0)
-  /** Per slot, for a query of more than `MASKED_WORDS` words: the words past them that it matched, a bit each (made by the first such query). */
-  wideMasks = new Uint32Array(0)
+  /** For a query of more than `MASKED_WORDS` words: the words past them that each touched slot matched. */
+  readonly wideBits = new WideBits()
   /** Per slot whose names are to be read, found from the typed trigrams' postings: how many of them it holds, and their weights' sum (zeroed window by window, once copied to `readingHeld`). */
   heldGrams = new Uint16Array(0)
   heldWeights = new Float64Array(0)
@@ -108,12 +156,6 @@ class Scratch {
     return touched.length
   }
 
-  /** `wideMasks`, with room for `slots` slots (zeroed by each query that sets them). */
-  wideMasksFor(slots: number): Uint32Array {
-    if (this.wideMasks.length < slots) this.wideMasks = new Uint32Array(Math.max(slots, this.scores.length))
-    return this.wideMasks
-  }
-
   fit(slots: number): void {
     if (this.scores.length >= slots) return
     const size = Math.max(slots, this.scores.length * 2)
@@ -150,7 +192,8 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
   scratch.fit(slots)
   const { scores, masks, touched } = scratch
   touched.length = 0
-  const wideMasks = query.words.length > MASKED_WORDS ? scratch.wideMasksFor(slots) : null
+  const wide = query.words.length > MASKED_WORDS ? scratch.wideBits : null
+  wide?.begin(slots, query.words.length)
   const tokenField = statisticsOf(documents.tokenStatistics, (term) => documents.tokens.terms.get(term)?.holders ?? 0)
   const nameField = statisticsOf(documents.nameStatistics, (term) => documents.names.terms.get(term)?.holders ?? 0)
   const gramField = statisticsOf(documents.gramStatistics, (gram) => documents.grams.of(gram)?.holders ?? 0)
@@ -167,8 +210,8 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
     const steps = scoringSteps(documents, query, tokenField, nameField)
     const postingsSteps = steps.filter((step): step is PostingsStep => step.kind === 'postings')
     const nameParts = steps.filter((step) => step.kind === 'grams').map((step, number) => namePartHolders(documents, step, number))
-    const pruning = phrased === null ? pruningOf(postingsSteps, admitted, documents.namedSlots.values, limit, slots, wideMasks) : null
-    addSteps(postingsSteps, nameParts, admitted, pruning, slots)
+    const pruning = phrased === null ? pruningOf(postingsSteps, admitted, documents.namedSlots.values, limit, slots, wide) : null
+    addSteps(postingsSteps, nameParts, admitted, pruning, slots, wide)
 
     // The least score the best `limit` of the matched slots reach: the `limit`-th best of their
     // scores without trigrams (which only add), phrases included. A slot whose score cannot reach it,
@@ -187,7 +230,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       const phraseScore = phrased === null ? 0 : phrased.get(slot)
       if (phraseScore === undefined || (mask === 0 && phrased === null)) return
       const score = scores[slot]! + phraseScore
-      const matched = popcount(mask & ~WIDE_MATCH) + ((mask & WIDE_MATCH) === 0 ? 0 : popcount(wideMasks![slot]!))
+      const matched = popcount(mask & ~WIDE_MATCH) + ((mask & WIDE_MATCH) === 0 ? 0 : wide!.count(slot))
       top.offer(slot, withGrams ? typedGrams.addScores(score, namesUnits, namesStarts[slot]!, namesStarts[slot + 1]!) : score, matched)
     }
     // The typed names' trigrams, scored on the slots that matched a word, each slot's names read once
@@ -233,7 +276,7 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       scores[slot] = 0
       masks[slot] = 0
     }
-    if (wideMasks !== null) for (let at = 0; at < touched.length; at++) wideMasks[touched.values[at]!] = 0
+    wide?.end()
   }
 }
 
@@ -272,10 +315,11 @@ const KEEP_THE_BEST = -1
  * several near terms (typos) at `MATCH_WEIGHTS.nearWord`; or the slots whose names hold every
  * trigram of a part of a name, marked as matching the word (their trigram scores come after). The
  * word is `bit` of a slot's mask, or past the first `MASKED_WORDS` `WIDE_MATCH` there and `wideBit`
- * of its wide mask (0 for the first words).
+ * of the `wideWord`-th 32-bit word of its row of `WideBits` (`wideBit` 0 for the first words).
  */
 interface WordBits {
   bit: number
+  wideWord: number
   wideBit: number
 }
 type ScoringStep =
@@ -288,7 +332,8 @@ function scoringSteps(documents: Documents, query: TextQuery, tokenField: FieldS
   const nameLengths = documents.nameLengths.values
   const steps: ScoringStep[] = []
   query.words.forEach((word, position) => {
-    const bits: WordBits = position < MASKED_WORDS ? { bit: 1 << position, wideBit: 0 } : { bit: WIDE_MATCH, wideBit: 1 << (position - MASKED_WORDS) }
+    const past = position - MASKED_WORDS
+    const bits: WordBits = past < 0 ? { bit: 1 << position, wideWord: 0, wideBit: 0 } : { bit: WIDE_MATCH, wideWord: past >>> 5, wideBit: 1 << (past & 31) }
     const postings = (terms: readonly Term[], field: FieldStatistics, lengths: Uint32Array, weight: number) => steps.push({ kind: 'postings', terms, field, lengths, weight, ...bits })
     const exact = documents.tokens.terms.get(word.token)
     if (exact !== undefined) postings([exact], tokenField, tokenLengths, MATCH_WEIGHTS.word)
@@ -310,10 +355,10 @@ interface NamePartHolders extends WordBits {
   at: number
 }
 
-function namePartHolders(documents: Documents, { name, bit, wideBit }: Extract<ScoringStep, { kind: 'grams' }>, number: number): NamePartHolders {
+function namePartHolders(documents: Documents, { name, bit, wideWord, wideBit }: Extract<ScoringStep, { kind: 'grams' }>, number: number): NamePartHolders {
   const slots = scratch.namePartHoldersAt(number)
   documents.grams.holdingAll([...new Set(trigramsOf(name))], slots)
-  return { slots, bit, wideBit, at: 0 }
+  return { slots, bit, wideWord, wideBit, at: 0 }
 }
 
 /**
@@ -324,19 +369,19 @@ function namePartHolders(documents: Documents, { name, bit, wideBit }: Extract<S
  * each window too, the admitted holders of `nameParts` are marked as matching their words, and the
  * scores of the slots touched are recorded (`Scratch.recordTouchedScores`), while they are in the cache.
  */
-function addSteps(steps: readonly PostingsStep[], nameParts: readonly NamePartHolders[], admitted: AdmittedSlots, pruning: Pruning | null, slots: number): void {
-  const { scores, masks, wideMasks, touched, nearest, nearTouched } = scratch
+function addSteps(steps: readonly PostingsStep[], nameParts: readonly NamePartHolders[], admitted: AdmittedSlots, pruning: Pruning | null, slots: number, wide: WideBits | null): void {
+  const { scores, masks, touched, nearest, nearTouched } = scratch
   let recorded = 0
   const walks = steps.map((step) => ({ step, pruning: pruning?.pruned.has(step) === true ? pruning : null, idfs: step.terms.map((term) => idf(step.field, term.holders)), cursors: step.terms.map(() => 0) }))
   for (let windowEnd = WINDOW_SLOTS; windowEnd < slots + WINDOW_SLOTS; windowEnd += WINDOW_SLOTS) {
     for (const { step, pruning, idfs, cursors } of walks) {
       const { terms, field, lengths, weight } = step
       if (weight !== KEEP_THE_BEST) {
-        for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, step, admitted, weight, pruning)
+        for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, step, admitted, weight, pruning, wide)
         continue
       }
       nearTouched.length = 0
-      for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, step, admitted, KEEP_THE_BEST, pruning)
+      for (let term = 0; term < terms.length; term++) cursors[term] = addPostings(terms[term]!, idfs[term]!, cursors[term]!, windowEnd, field, lengths, step, admitted, KEEP_THE_BEST, pruning, wide)
       for (let at = 0; at < nearTouched.length; at++) {
         const slot = nearTouched.values[at]!
         scores[slot]! += MATCH_WEIGHTS.nearWord * nearest[slot & IN_WINDOW]!
@@ -349,9 +394,12 @@ function addSteps(steps: readonly PostingsStep[], nameParts: readonly NamePartHo
       for (; at < part.slots.length && holders[at]! < windowEnd; at++) {
         const slot = holders[at]!
         if (!admits(admitted, slot)) continue
-        if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
+        if (masks[slot] === 0 && scores[slot] === 0) {
+          wide?.start(slot, touched.length)
+          touched.push(slot)
+        }
         masks[slot]! |= part.bit
-        if (part.wideBit !== 0) wideMasks[slot]! |= part.wideBit
+        if (part.wideBit !== 0) wide!.rows[wide!.rowOf[slot]! * wide!.stride + part.wideWord]! |= part.wideBit
       }
       part.at = at
     }
@@ -400,7 +448,7 @@ const MARKING_COST = 1 / 8
  * candidates: those of the steps walked here, and those of the rest, marked from their postings.
  * Not with phrases, which a slot must all hold (the caller's).
  */
-function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, named: Uint32Array, limit: number, slots: number, wideMasks: Uint32Array | null): Pruning | null {
+function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, named: Uint32Array, limit: number, slots: number, wide: WideBits | null): Pruning | null {
   const { scores, masks, touched } = scratch
   const bySize = steps
     .map((step) => ({ step, size: step.terms.reduce((sum, term) => sum + term.documents.length, 0) }))
@@ -411,14 +459,14 @@ function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, name
   for (; small < bySize.length && walked + bySize[small]!.size <= MOST_WALKED_TWICE * postings; small++) walked += bySize[small]!.size
   if (small === 0 || small === bySize.length) return null
   touched.length = 0
-  addSteps(bySize.slice(0, small).map(({ step }) => step), [], admitted, null, slots)
+  // The slots' rows of `wide` are given again when the steps are walked in their order (`WideBits.start`).
+  addSteps(bySize.slice(0, small).map(({ step }) => step), [], admitted, null, slots, wide)
   const least = leastOfBest(touched, scratch.touchedScores, null, limit)
   const listed = Uint32Array.from(touched.values.subarray(0, touched.length))
   for (const slot of listed) {
     scores[slot] = 0
     masks[slot] = 0
   }
-  if (wideMasks !== null) for (const slot of listed) wideMasks[slot] = 0
   touched.length = 0
   // The steps left, those that add least first: pruned while all they add together stays below the
   // score to beat (each side's sums are rounded in their own order: the bound is kept clear of both).
@@ -449,8 +497,8 @@ function pruningOf(steps: readonly PostingsStep[], admitted: AdmittedSlots, name
  * far; with `pruning`, only the slots it walks. Returns where the next window starts. Most of a
  * query's work is this loop: it calls nothing a slot but `bm25` (and a broad prefilter's test).
  */
-function addPostings(term: Term, termIdf: number, from: number, windowEnd: number, field: FieldStatistics, lengths: Uint32Array, { bit, wideBit }: WordBits, admitted: AdmittedSlots, weight: number, pruning: Pruning | null): number {
-  const { scores, masks, wideMasks, touched, nearest, nearTouched } = scratch
+function addPostings(term: Term, termIdf: number, from: number, windowEnd: number, field: FieldStatistics, lengths: Uint32Array, { bit, wideWord, wideBit }: WordBits, admitted: AdmittedSlots, weight: number, pruning: Pruning | null, wide: WideBits | null): number {
+  const { scores, masks, touched, nearest, nearTouched } = scratch
   const { marks, broad } = admitted
   const candidates = pruning?.candidates ?? null
   const named = pruning?.named ?? null
@@ -463,9 +511,12 @@ function addPostings(term: Term, termIdf: number, from: number, windowEnd: numbe
     if (slot >= windowEnd) break
     if (candidates !== null && ((candidates[slot >>> 5]! | named![slot >>> 5]!) & (1 << (slot & 31))) === 0) continue
     if (marks[slot] !== 1 || (broad !== null && !broad.allows(slot))) continue
-    if (masks[slot] === 0 && scores[slot] === 0) touched.push(slot)
+    if (masks[slot] === 0 && scores[slot] === 0) {
+      if (wide !== null) wide.start(slot, touched.length)
+      touched.push(slot)
+    }
     masks[slot]! |= bit
-    if (wideBit !== 0) wideMasks[slot]! |= wideBit
+    if (wideBit !== 0) wide!.rows[wide!.rowOf[slot]! * wide!.stride + wideWord]! |= wideBit
     const occurrence = occurrences[at]!
     // Decoded here as `countOf` and `fieldLengthOf` decode it: calls to them in this loop cost a name's full text a tenth more.
     const fieldLength = occurrence >>> 8
