@@ -127,6 +127,11 @@ export class Documents {
   /** The trigrams of the joined names (spaces included, as `textScorer` reads them), each once a document. */
   readonly grams = new GramPostings()
   /**
+   * One bit a slot, 1 where its joined names hold a trigram more than once: elsewhere a typed
+   * trigram's score there is known from its postings and the names' length alone (`rankText`).
+   */
+  readonly gramsRepeated = growableUint32()
+  /**
    * The vectors as Int8, by slot, until a holder takes them (`handVectorsTo`: the vectors' partitions,
    * which keep them in their own order; both copies were 100 MB at 1,000,000 entities). From then on
    * only the vector last put is kept here, for the holder to add.
@@ -158,6 +163,7 @@ export class Documents {
     for (const column of [this.alive, this.tokenStarts, this.tokenLengths, this.nameLengths, this.namesStarts, this.vectorScales]) column.reserve(count)
     for (const column of this.fieldColumns()) column.codes.reserve(count)
     this.namedSlots.reserve(Math.ceil(count / 32))
+    this.gramsRepeated.reserve(Math.ceil(count / 32))
     if (this.vectorHolder === null) this.vectors.reserve(count * this.dimensions)
   }
 
@@ -223,7 +229,10 @@ export class Documents {
     this.tokenStarts.push(this.tokenTerms.length)
     this.tokenLengths.push(entity.tokens.length)
     this.nameLengths.push(entity.names.length)
-    if ((slot & 31) === 0) this.namedSlots.push(0)
+    if ((slot & 31) === 0) {
+      this.namedSlots.push(0)
+      this.gramsRepeated.push(0)
+    }
     if (entity.names.length > 0) setBit(this.namedSlots.values, slot)
     const text = entity.names.join(' ')
     for (let at = 0; at < text.length; at++) this.namesUnits.push(text.charCodeAt(at))
@@ -231,7 +240,7 @@ export class Documents {
     if (loading === null) {
       this.tokens.add(slot, countsOf(entity.tokens), entity.tokens.length)
       this.names.add(slot, countsOf(entity.names), entity.names.length)
-      this.grams.add(slot, text)
+      if (this.grams.add(slot, text)) setBit(this.gramsRepeated.values, slot)
     } else {
       for (const name of entity.names) loading.nameTerms.push(this.names.termOf(name).number)
       loading.nameStarts.push(loading.nameTerms.length)
@@ -297,9 +306,9 @@ export class Documents {
     const alive = this.alive.values
     this.tokens.index({ starts: this.tokenStarts.values, terms: this.tokenTerms.values }, alive, slots)
     this.names.index({ starts: loading.nameStarts.values, terms: loading.nameTerms.values }, alive, slots)
-    this.grams.index(this.namesUnits.values, this.namesStarts.values, alive, slots)
+    this.grams.index(this.namesUnits.values, this.namesStarts.values, alive, slots, this.gramsRepeated.values)
     for (const field of KEPT_FIELDS) this.fields[field].index(alive, slots)
-    for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.tokenLengths, this.nameLengths, this.namedSlots, this.namesUnits, this.namesStarts, this.vectors, this.vectorScales]) column.trim()
+    for (const column of [this.alive, this.tokenStarts, this.tokenTerms, this.tokenLengths, this.nameLengths, this.namedSlots, this.gramsRepeated, this.namesUnits, this.namesStarts, this.vectors, this.vectorScales]) column.trim()
     for (const column of this.fieldColumns()) column.codes.trim()
     this.ids.trim()
   }

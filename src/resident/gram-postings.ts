@@ -1,4 +1,4 @@
-import { type Growable, growableUint32, PackedLists } from './growable.js'
+import { type Growable, growableUint32, PackedLists, setBit } from './growable.js'
 
 /** The documents whose names' text holds one trigram, and how many live ones do. */
 export interface GramHolders {
@@ -19,13 +19,16 @@ export class GramPostings {
     return this.byKey.get(gramKeyAt(gram, 0))
   }
 
-  add(slot: number, text: string): void {
-    for (const key of distinctKeysOf(text)) {
+  /** Adds the trigrams of `slot`'s names' text; returns whether it holds one more than once. */
+  add(slot: number, text: string): boolean {
+    const distinct = distinctKeysOf(text)
+    for (const key of distinct) {
       let holders = this.byKey.get(key)
       if (holders === undefined) this.byKey.set(key, (holders = { documents: growableUint32(), holders: 0 }))
       holders.documents.push(slot)
       holders.holders++
     }
+    return distinct.length < Math.max(0, text.length - 2)
   }
 
   /**
@@ -54,14 +57,17 @@ export class GramPostings {
 
   /**
    * Makes the postings at once (`PackedLists`) from the names' text of each slot `alive` marks, as
-   * UTF-16 units (slot s's from `starts[s]` to `starts[s + 1]`), for postings still empty (a load).
+   * UTF-16 units (slot s's from `starts[s]` to `starts[s + 1]`), for postings still empty (a load);
+   * marks in `repeated` (a bit a slot) those whose text holds a trigram more than once.
    */
-  index(units: Uint16Array, starts: Uint32Array, alive: Uint8Array, slots: number): void {
+  index(units: Uint16Array, starts: Uint32Array, alive: Uint8Array, slots: number, repeated: Uint32Array): void {
     const listOf = new Map<number, number>()
     const sizes = growableUint32()
     for (let slot = 0; slot < slots; slot++) {
       if (alive[slot] !== 1) continue
-      for (const key of distinctKeysAmong(units, starts[slot]!, starts[slot + 1]!)) {
+      const distinct = distinctKeysAmong(units, starts[slot]!, starts[slot + 1]!)
+      if (distinct.length < starts[slot + 1]! - starts[slot]! - 2) setBit(repeated, slot)
+      for (const key of distinct) {
         let list = listOf.get(key)
         if (list === undefined) {
           listOf.set(key, (list = sizes.length))

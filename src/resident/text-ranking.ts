@@ -103,6 +103,13 @@ class Scratch {
   nearTouched = growableUint32()
   /** The slots whose names to read (`slotsToReadForGrams`). */
   listed = growableUint32()
+  /**
+   * The slots whose typed trigrams' scores were added from the trigrams' postings (`slotsToReadForGrams`),
+   * and at each one's place among them its score before them and after.
+   */
+  gramScored = growableUint32()
+  gramScoredBefore = new Float64Array(0)
+  gramScoredAfter = new Float64Array(0)
   /** The slots whose names hold every trigram of a part of a name, one list for each part a query types (`NamePartHolders`). */
   private readonly namePartHolders: Growable<Uint32Array>[] = []
   /** The matched slots' scores before their trigram scores, for the best `limit`'s least (`rankedValue`, which reorders them). */
@@ -136,6 +143,18 @@ class Scratch {
     weights.set(this.readingWeights)
     this.readingHeld = held
     this.readingWeights = weights
+  }
+
+  /** Room in `gramScoredBefore` and `gramScoredAfter` for `count` slots (what they held kept). */
+  fitGramScored(count: number): void {
+    if (this.gramScoredBefore.length >= count) return
+    const size = Math.max(count, this.gramScoredBefore.length * 2)
+    const before = new Float64Array(size)
+    before.set(this.gramScoredBefore)
+    const after = new Float64Array(size)
+    after.set(this.gramScoredAfter)
+    this.gramScoredBefore = before
+    this.gramScoredAfter = after
   }
 
   /** The `number`-th list of a query's name parts' holders. */
@@ -257,6 +276,13 @@ export function rankText(documents: Documents, query: TextQuery, prefilter: Pref
       else bounds[at] = score + (heldKnown ? typedGrams.mostAddedHolding(end - start - 2, readingHeld[at]!, readingWeights[at]!) : typedGrams.mostAdded(end - start - 2))
     }
     for (let at = 0; at < touched.length; at++) if (reachesLeastAt(at)) addCandidate(touched.values[at]!, false)
+    // The slots whose trigram scores came from the postings and that did not reach the least before
+    // them: offered where they reach the floor now (their scores are whole).
+    const { gramScored, gramScoredBefore, gramScoredAfter } = scratch
+    for (let at = 0; at < gramScored.length; at++) {
+      if (gramScoredBefore[at]! + mostByPhrase >= least || gramScoredAfter[at]! + mostByPhrase < top.floor()) continue
+      addCandidate(gramScored.values[at]!, false)
+    }
     for (let at = 0; at < reading.length; at++) {
       // Below the least, its score has no trigram scores yet.
       const bound = bounds[at]!
@@ -594,19 +620,27 @@ function wordPostings(documents: Documents, query: TextQuery): number {
 const POSTINGS_A_READ = 16
 
 /**
- * The slots that matched (`masks`) whose names may hold a typed trigram: every one, or those the
- * trigrams' postings hold when they are fewer (then, in `readingHeld` and `readingWeights` at each
- * one's place among them, which typed trigrams it holds: their count and weights' sum).
+ * The slots that matched (`masks`) whose names may hold a typed trigram, to be read: every one, or
+ * when the trigrams' postings are fewer, those they hold. Then the typed trigrams' scores of a slot
+ * whose names hold no trigram twice (`Documents.gramsRepeated`) are added here, from the postings and
+ * the names' length, in the order `TypedGrams.addScores` adds them (the same sum to the last bit):
+ * it is listed in `Scratch.gramScored`, not read. The rest are listed to be read, with (in
+ * `readingHeld` and `readingWeights` at each one's place among them) which typed trigrams it holds:
+ * their count and weights' sum.
  */
 function slotsToReadForGrams(documents: Documents, typedGrams: TypedGrams, touched: Growable<Uint32Array>, masks: Uint32Array): Growable<Uint32Array> {
+  const { listed: reading, gramScored, heldGrams, heldWeights, scores } = scratch
+  gramScored.length = 0
   const lists = typedGrams.grams.map((gram) => documents.grams.of(gram)?.documents)
   if (lists.reduce((sum, list) => sum + (list?.length ?? 0), 0) >= POSTINGS_A_READ * touched.length) return touched
-  const { listed: reading, heldGrams, heldWeights } = scratch
   reading.length = 0
   let copied = 0
+  let scoredCopied = 0
+  const repeated = documents.gramsRepeated.values
+  const namesStarts = documents.namesStarts.values
   const weights = lists.map((_, number) => typedGrams.weightOf(number))
   const cursors = lists.map(() => 0)
-  // Window by window (as `addSteps`): a slot's count and weights stay in the cache for every trigram it holds.
+  // Window by window (as `addSteps`): a slot's count, weights and score stay in the cache for every trigram it holds.
   for (let windowEnd = WINDOW_SLOTS; windowEnd < documents.ids.length + WINDOW_SLOTS; windowEnd += WINDOW_SLOTS) {
     lists.forEach((list, number) => {
       if (list === undefined) return
@@ -616,20 +650,34 @@ function slotsToReadForGrams(documents: Documents, typedGrams: TypedGrams, touch
         const slot = list.values[at]!
         if (slot >= windowEnd) break
         if (masks[slot] === 0) continue
+        if ((repeated[slot >>> 5]! & (1 << (slot & 31))) === 0) {
+          if (heldGrams[slot]!++ === 0) {
+            scratch.fitGramScored(gramScored.length + 1)
+            scratch.gramScoredBefore[gramScored.length] = scores[slot]!
+            gramScored.push(slot)
+          }
+          scores[slot]! += typedGrams.scoreOf(number, 1, namesStarts[slot + 1]! - namesStarts[slot]! - 2)
+          continue
+        }
         if (heldGrams[slot]!++ === 0) reading.push(slot)
         heldWeights[slot]! += weight
       }
       cursors[number] = at
     })
-    // The window's counts and sums, in the cache still, put in a row beside the slots and cleared.
+    // The window's counts, sums and scores, in the cache still, put in a row beside the slots and cleared.
     scratch.fitReading(reading.length)
-    const { readingHeld, readingWeights } = scratch
+    const { readingHeld, readingWeights, gramScoredAfter } = scratch
     for (; copied < reading.length; copied++) {
       const slot = reading.values[copied]!
       readingHeld[copied] = heldGrams[slot]!
       readingWeights[copied] = heldWeights[slot]!
       heldGrams[slot] = 0
       heldWeights[slot] = 0
+    }
+    for (; scoredCopied < gramScored.length; scoredCopied++) {
+      const slot = gramScored.values[scoredCopied]!
+      gramScoredAfter[scoredCopied] = scores[slot]!
+      heldGrams[slot] = 0
     }
   }
   return reading

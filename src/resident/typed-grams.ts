@@ -126,6 +126,11 @@ export class TypedGrams {
     return most
   }
 
+  /** What the typed trigram numbered `number` adds to the score of names of `length` trigrams holding it `count` times (`addScores` adds each in turn). */
+  scoreOf(number: number, count: number, length: number): number {
+    return this.times[number]! * MATCH_WEIGHTS.nameTrigram * bm25(this.field, count, length, this.weights[number]!)
+  }
+
   /**
    * `score` with the typed trigrams' scores in a document's joined names (the UTF-16 units
    * `units[start .. end]`) added, one after the other in the order they were typed, as `textScorer`
@@ -149,7 +154,7 @@ export class TypedGrams {
     if (held.length === 0) return score
     sortSmall(held)
     for (const number of held) {
-      score += this.times[number]! * MATCH_WEIGHTS.nameTrigram * bm25(this.field, counts[number]!, end - start - 2, this.weights[number]!)
+      score += this.scoreOf(number, counts[number]!, end - start - 2)
       counts[number] = 0
     }
     held.length = 0
