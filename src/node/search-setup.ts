@@ -199,12 +199,10 @@ export async function openSearch(store: KyselyStore, uri: string, { onProgress, 
  * replica holds it, or the indexer's).
  */
 function residentLag(resident: ResidentSearchIndex, store: KyselyStore, behind: SearchSetup['servedLag']): SearchSetup['servedLag'] {
-  const held = indexLag({ state: async () => resident.heldState()! }, store)
-  return {
-    lag: () => (resident.heldState() === null ? behind.lag() : held.lag()),
-    lagSeconds: () => (resident.heldState() === null ? behind.lagSeconds() : held.lagSeconds()),
-    buildLag: () => (resident.heldState() === null ? behind.buildLag() : held.lag()),
-  }
+  // Loaded again between the choice and the read (an index rebuilt elsewhere): the whole feed, once.
+  const held = indexLag({ state: async () => resident.heldState() ?? { cursor: null, embedderId: null } }, store)
+  const answering = () => (resident.heldState() === null ? behind : { ...held, buildLag: held.lag })
+  return { lag: () => answering().lag(), lagSeconds: () => answering().lagSeconds(), buildLag: () => answering().buildLag() }
 }
 
 /** The lag of the index inside the database as the store's replica holds it, with the feed it holds. */

@@ -45,11 +45,7 @@ class WideBits {
   /** Gives `slot` the `at`-th row, zeroed. */
   start(slot: number, at: number): void {
     const { stride } = this
-    if (this.rows.length < (at + 1) * stride) {
-      const grown = new Uint32Array(Math.max((at + 1) * stride, this.rows.length * 2))
-      grown.set(this.rows)
-      this.rows = grown
-    }
+    this.rows = withRoomKept(this.rows, (at + 1) * stride)
     this.rowOf[slot] = at
     this.rows.fill(0, at * stride, (at + 1) * stride)
   }
@@ -135,26 +131,14 @@ class Scratch {
    * array slower (a name's full text 14 to 24 ms a query on average, bench/README session 62).
    */
   fitReading(count: number): void {
-    if (this.readingHeld.length >= count) return
-    const size = Math.max(count, this.readingHeld.length * 2)
-    const held = new Uint16Array(size)
-    held.set(this.readingHeld)
-    const weights = new Float64Array(size)
-    weights.set(this.readingWeights)
-    this.readingHeld = held
-    this.readingWeights = weights
+    this.readingHeld = withRoomKept(this.readingHeld, count)
+    this.readingWeights = withRoomKept(this.readingWeights, count)
   }
 
   /** Room in `gramScoredBefore` and `gramScoredAfter` for `count` slots (what they held kept). */
   fitGramScored(count: number): void {
-    if (this.gramScoredBefore.length >= count) return
-    const size = Math.max(count, this.gramScoredBefore.length * 2)
-    const before = new Float64Array(size)
-    before.set(this.gramScoredBefore)
-    const after = new Float64Array(size)
-    after.set(this.gramScoredAfter)
-    this.gramScoredBefore = before
-    this.gramScoredAfter = after
+    this.gramScoredBefore = withRoomKept(this.gramScoredBefore, count)
+    this.gramScoredAfter = withRoomKept(this.gramScoredAfter, count)
   }
 
   /** The `number`-th list of a query's name parts' holders. */
@@ -185,6 +169,14 @@ class Scratch {
     this.admitted = new Uint8Array(size)
     this.candidates = new Uint32Array(Math.ceil(size / 32))
   }
+}
+
+/** `array`, or when shorter than `count`, a copy of it twice its length at least. */
+function withRoomKept<A extends Uint16Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | Float64Array<ArrayBuffer>>(array: A, count: number): A {
+  if (array.length >= count) return array
+  const grown = new (array.constructor as new (size: number) => A)(Math.max(count, array.length * 2))
+  grown.set(array)
+  return grown
 }
 
 /** `scores`, or when shorter than `count`, a new array twice its length at least (what it held is not kept). */
