@@ -16,6 +16,7 @@ it('the root entry exports the runtime-neutral public API and nothing else', asy
     'SEARCH_LIMIT',
     'TEXT_LIMITS',
     'WarehouseError',
+    'changedEntities',
     'createApiKeyAuthenticator',
     'createEntityTexts',
     'createIndexer',

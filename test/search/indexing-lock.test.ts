@@ -107,12 +107,14 @@ for (const connection of connections) {
       const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
       cleanups.push(() => db.destroy())
       const events: string[] = []
-      // Renewed every 300 ms, lasting 600: a stall of 450 from a renewal ends past the last lease's life, within the new one's.
-      const lock = await followIndexingLock({ db, onAcquired: () => events.push('acquired'), onLost: () => events.push('lost'), checkEveryMs: 300, leaseMs: 600 })
+      // Renewed every 600 ms, lasting 1,200: a stall of 900 from a renewal ends past the last lease's
+      // life, within the new one's, 300 ms clear of either (the margin is half a check at most: 150 ms
+      // with checks every 300 was lost once to a loaded CI machine).
+      const lock = await followIndexingLock({ db, onAcquired: () => events.push('acquired'), onLost: () => events.push('lost'), checkEveryMs: 600, leaseMs: 1200 })
       cleanups.push(() => lock.close())
-      stallNextMs = 450
-      await expect.poll(() => stallNextMs, { timeout: 2000 }).toBe(0)
-      await new Promise((resolve) => setTimeout(resolve, 1000))
+      stallNextMs = 900
+      await expect.poll(() => stallNextMs, { timeout: 3000 }).toBe(0)
+      await new Promise((resolve) => setTimeout(resolve, 2000))
       expect(events).toEqual(['acquired'])
       expect(lock.held()).toBe(true)
     })
