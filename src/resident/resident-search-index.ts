@@ -82,7 +82,8 @@ export interface ResidentSearchIndex extends SearchIndex {
 export async function createResidentSearchIndex(options: ResidentSearchIndexOptions): Promise<ResidentSearchIndex> {
   const { behind, dimensions, exactVectorsUpTo = 60_000, passagesHeldUpTo = 2_000, wideFieldsHeldUpTo = 100_000, othersWrite = false, onLoaded } = options
   if (othersWrite && behind.entitiesOf === undefined) throw new Error('an index that others write too is followed by reading its entities again: the index behind has no entitiesOf')
-  let documents = Documents.forLoad(dimensions)
+  /** Made by `startLoading`, below. */
+  let documents: Documents
   /** The vectors' partitions, made once the documents are loaded (none without vectors). */
   let partitions: VectorPartitions | null = null
   const withPassages = new Set<string>()

@@ -50,6 +50,11 @@ class WideBits {
     this.rows.fill(0, at * stride, (at + 1) * stride)
   }
 
+  /** Sets `bit` of the `word`-th 32-bit word of `slot`'s row (given by `start`). */
+  mark(slot: number, word: number, bit: number): void {
+    this.rows[this.rowOf[slot]! * this.stride + word]! |= bit
+  }
+
   /** How many words past `MASKED_WORDS` `slot` matched. */
   count(slot: number): number {
     const from = this.rowOf[slot]! * this.stride
@@ -83,7 +88,11 @@ class Scratch {
   masks = new Uint32Array(0)
   /** For a query of more than `MASKED_WORDS` words: the words past them that each touched slot matched. */
   readonly wideBits = new WideBits()
-  /** Per slot whose names are to be read, found from the typed trigrams' postings: how many of them it holds, and their weights' sum (zeroed window by window, once copied to `readingHeld`). */
+  /**
+   * Per slot whose names are to be read, found from the typed trigrams' postings: how many of them it
+   * holds, and their weights' sum (zeroed window by window, once copied to `readingHeld`); for a slot
+   * scored from the postings (`gramScored`), the count alone, which says whether it is listed yet.
+   */
   heldGrams = new Uint16Array(0)
   heldWeights = new Float64Array(0)
   /** `heldGrams` and `heldWeights` of the slots to read, the `at`-th's at `at` (`slotsToReadForGrams`). */
@@ -417,7 +426,7 @@ function addSteps(steps: readonly PostingsStep[], nameParts: readonly NamePartHo
           touched.push(slot)
         }
         masks[slot]! |= part.bit
-        if (part.wideBit !== 0) wide!.rows[wide!.rowOf[slot]! * wide!.stride + part.wideWord]! |= part.wideBit
+        if (part.wideBit !== 0) wide!.mark(slot, part.wideWord, part.wideBit)
       }
       part.at = at
     }
@@ -534,7 +543,7 @@ function addPostings(term: Term, termIdf: number, from: number, windowEnd: numbe
       touched.push(slot)
     }
     masks[slot]! |= bit
-    if (wideBit !== 0) wide!.rows[wide!.rowOf[slot]! * wide!.stride + wideWord]! |= wideBit
+    if (wideBit !== 0) wide!.mark(slot, wideWord, wideBit)
     const occurrence = occurrences[at]!
     // Decoded here as `countOf` and `fieldLengthOf` decode it: calls to them in this loop cost a name's full text a tenth more.
     const fieldLength = occurrence >>> 8

@@ -58,6 +58,19 @@ function expectNearestAsExact(found: ScoredHit[], expected: ScoredHit[], label: 
   found.forEach((hit, rank) => expect(Math.abs(hit.score - expected[rank]!.score), `${label} #${rank}`).toBeLessThan(0.01))
 }
 
+/** `index`, its searches counted in `counter.asked` (set back to 0 at will): what an index in front asks of the one behind. */
+function countedSearches(index: SearchIndex): { index: SearchIndex; counter: { asked: number } } {
+  const counter = { asked: 0 }
+  const { passageText } = index
+  const counted: SearchIndex = {
+    ...index,
+    fullText: (...args) => (counter.asked++, index.fullText(...args)),
+    nearest: (...args) => (counter.asked++, index.nearest(...args)),
+    ...(passageText === undefined ? {} : { passageText: (...args) => (counter.asked++, passageText(...args)) }),
+  }
+  return { index: counted, counter }
+}
+
 /** Hits as compared: ids in order, scores to 9 decimals (sums in another order differ in the last bits; LanceDB's, in Float32 over threads, are left out), words matched. */
 const comparable = (hits: TextHit[], withScores = true) => hits.map(({ id, score, matched }) => `${id} ${withScores ? score.toFixed(9) : ''} ${matched}`)
 
@@ -132,14 +145,9 @@ describe('the resident index', () => {
   })
 
   it('answers qualifiers on titles, names and identifiers itself while it holds them; past `wideFieldsHeldUpTo` (when loaded, or once writes bring more) the index behind does', async () => {
-    let askedBehind = 0
-    const counted: SearchIndex = {
-      ...lancedb,
-      fullText: (...asked) => (askedBehind++, lancedb.fullText(...asked)),
-      nearest: (...asked) => (askedBehind++, lancedb.nearest(...asked)),
-      // The suite's LanceDB index stays open.
-      close: async () => {},
-    }
+    const { index: searched, counter } = countedSearches(lancedb)
+    // The suite's LanceDB index stays open.
+    const counted: SearchIndex = { ...searched, close: async () => {} }
     const WIDE_QUERIES = [
       'adams title:President',
       'johnson title:President',
@@ -157,14 +165,14 @@ describe('the resident index', () => {
       return { text: await index.fullText(textQueryOf(query.text, nicknames), query.qualifiers, 100), nearest: await index.nearest(vector!, query.qualifiers, 20) }
     }
     const { index: holding } = await loadedResident(counted)
-    askedBehind = 0
+    counter.asked = 0
     for (const q of WIDE_QUERIES) {
       const [expected, found] = [await ask(memory, q), await ask(holding, q)]
       expect(comparable(found.text), q).toEqual(comparable(expected.text))
       expect(found.nearest.map((hit) => hit.id).sort(), q).toEqual(expected.nearest.map((hit) => hit.id).sort())
       found.nearest.forEach((hit, rank) => expect(Math.abs(hit.score - expected.nearest[rank]!.score), `${q} #${rank}`).toBeLessThan(0.01))
     }
-    expect(askedBehind).toBe(0)
+    expect(counter.asked).toBe(0)
     expect((await ask(holding, 'adams title:President')).text.map((hit) => hit.id).sort()).toEqual(['a000039', 'a000041'])
     // Writes keep the values current: an entity written, then retitled, is found by its new title alone.
     const state = await holding.state()
@@ -176,24 +184,24 @@ describe('the resident index', () => {
     }
     expect((await ask(holding, 'adams title:~minister')).text.map((hit) => hit.id)).toEqual(['zz000005'])
     expect((await ask(holding, 'adams title:President')).text.map((hit) => hit.id).sort()).toEqual(['a000039', 'a000041'])
-    expect(askedBehind).toBe(0)
+    expect(counter.asked).toBe(0)
     // Past the most held when loaded: the index behind answers.
     const { index: many, entities } = await loadedResident(counted, { wideFieldsHeldUpTo: 100 })
     expect(entities).toBeGreaterThan(100)
-    askedBehind = 0
+    counter.asked = 0
     await ask(many, 'adams title:~minister')
-    expect(askedBehind).toBe(2)
+    expect(counter.asked).toBe(2)
     await ask(many, 'adams type:person')
-    expect(askedBehind).toBe(2)
+    expect(counter.asked).toBe(2)
     // Held when loaded, until writes bring more.
     const { index: few } = await loadedResident(counted, { wideFieldsHeldUpTo: entities + 1 })
-    askedBehind = 0
+    counter.asked = 0
     await ask(few, 'adams title:~minister')
-    expect(askedBehind).toBe(0)
+    expect(counter.asked).toBe(0)
     const added: IndexedEntity[] = ['zz000003', 'zz000004'].map((id) => ({ id, fields: { type: 'person', jurisdiction: 'US-ZZ', title: 'Minister' }, tokens: ['minister'], names: [], vector: minister.vector }))
     await few.apply({ upserts: added, removals: [], state })
     await ask(few, 'adams title:~minister')
-    expect(askedBehind).toBe(2)
+    expect(counter.asked).toBe(2)
     await few.apply({ upserts: [], removals: added.map((entity) => entity.id), state })
     for (const index of [holding, memory]) await index.apply({ upserts: [], removals: ['zz000005'], state })
     for (const index of [holding, many, few]) await index.close()
@@ -405,18 +413,6 @@ describe("the resident index with the texts' passages", () => {
   })
 })
 
-/** `index`, its searches counted: what an index in front asks of the one behind. */
-function countedSearches(index: SearchIndex): { index: SearchIndex; asked: () => number } {
-  let asked = 0
-  const counted: SearchIndex = {
-    ...index,
-    fullText: (...args) => (asked++, index.fullText(...args)),
-    nearest: (...args) => (asked++, index.nearest(...args)),
-    passageText: (...args) => (asked++, index.passageText!(...args)),
-  }
-  return { index: counted, asked: () => asked }
-}
-
 describe('the resident index in front of one that other instances write too (PostgreSQL, shared)', () => {
   const store = createMemoryStore()
   let blobs: BlobStore
@@ -426,7 +422,7 @@ describe('the resident index in front of one that other instances write too (Pos
   let writer: SearchIndex
   /** This instance's: in memory, in front of the same index. */
   let reader: ResidentSearchIndex
-  let asked: () => number
+  let counter: { asked: number }
   const catchUp = () => Promise.all([memory, writer].map((index) => createIndexer({ store, index, embedder, texts: createEntityTexts({ blobs }) }).catchUp()))
   const search = (q: string) => {
     const query = parseGffs(q, { allowFreeText: true })
@@ -447,7 +443,7 @@ describe('the resident index in front of one that other instances write too (Pos
     writer = await createPostgresSearchIndex({ db, dimensions: embedder.dimensions })
     await catchUp()
     const behind = countedSearches(await createPostgresSearchIndex({ db, dimensions: embedder.dimensions }))
-    asked = behind.asked
+    counter = behind.counter
     reader = (await loadedResident(behind.index, { othersWrite: true, passagesHeldUpTo: 100_000 })).index
   }, 180_000)
 
@@ -457,7 +453,7 @@ describe('the resident index in front of one that other instances write too (Pos
   })
 
   it('loads what the shared index holds: full text (passages too) ranked as the memory index ranks it, vectors as PostgreSQL holds them, asking it nothing', async () => {
-    const before = asked()
+    const before = counter.asked
     await expectSameAsMemory()
     // The vectors came through pgvector's binary form: the nearest are those of exact search.
     for (const q of ['agriculture', 'veterans health care']) {
@@ -467,7 +463,7 @@ describe('the resident index in front of one that other instances write too (Pos
         expectNearestAsExact(found, expected, `${q} ${qualifiers.length}`)
       }
     }
-    expect(asked()).toBe(before)
+    expect(counter.asked).toBe(before)
     expect(reader.heldState()).toEqual(await writer.state())
   })
 
