@@ -17,6 +17,7 @@ export function createMemorySearchIndex(): SearchIndex {
     [...entities.values()].filter((entity) => matchesQualifiers(qualifiers, { ...entity.fields, texts: [] } as PublicSnapshot))
 
   return {
+    ranksInProcess: true,
     state: async () => ({ ...state }),
     async apply({ upserts, removals, state: next }) {
       for (const id of removals) entities.delete(id)

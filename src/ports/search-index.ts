@@ -138,6 +138,12 @@ export interface SearchIndex {
   fullText(query: TextQuery, qualifiers: readonly Qualifier[], limit: number): Promise<TextHit[]>
   /** Nearest vectors by cosine similarity, best first. */
   nearest(vector: Float32Array, qualifiers: readonly Qualifier[], limit: number): Promise<ScoredHit[]>
+  /**
+   * Whether `fullText` and `nearest` rank in this process now (a call costs CPU here, not a wait on
+   * a server or a disk): search then asks for the nearest after full text, and only where they count
+   * (a query that names a person needs none). Otherwise, or absent, it asks for both at once.
+   */
+  readonly ranksInProcess?: boolean
   /** Empties the index (for a rebuild). */
   clear(): Promise<void>
   /**

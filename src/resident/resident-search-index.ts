@@ -247,6 +247,10 @@ export async function createResidentSearchIndex(options: ResidentSearchIndexOpti
         return entities.length
       }),
     heldState: () => (ready() ? held : null),
+    // Until loaded, search goes to the index behind.
+    get ranksInProcess() {
+      return ready()
+    },
     async fullText(query, qualifiers, limit) {
       // Passages are ranked here while few enough to be held, else by the index behind; merged as it merges them.
       const passagesHere = withPassages.size === 0 || heldPassages !== null || behind.passageText !== undefined

@@ -7,7 +7,7 @@ import type { ScoredHit, SearchIndex, TextHit, TextQuery } from '../ports/search
 import { bestFirst } from './bm25.js'
 import { withNicknames, type Nicknames } from './nicknames.js'
 import { placeAndRoleOf, placeQueryOf } from './places.js'
-import { containsPhrase, fullTextOf, queryWord, queryWords, tokenize } from './text.js'
+import { containsPhrase, fullTextOf, matchesWord, namesOf, queryWord, queryWords, tokenize, trigramsOf } from './text.js'
 import { relativesOf, type WordRelatives } from './word-relatives.js'
 
 /** Results a search answers at most (spec 8). */
@@ -96,18 +96,29 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
       const excluded = query.text.filter((term) => term.negated).map((term) => tokenize(term.text)).filter((tokens) => tokens.length > 0)
       if (positive.length === 0) return withoutExcluded(store, await listInIdOrder(store, query), excluded)
       const text = textQueryOf(positive, nicknames)
-      const [vector] = await embedder.embed([positive.map((term) => term.text).join(' ')])
       const depth = SEARCH_LIMIT + 50 * excluded.length
-      const [byText, neighbours, byPlace] = await Promise.all([
-        text.words.length + text.phrases.length > 0 ? index.fullText(text, query.qualifiers, depth) : Promise.resolve([]),
-        vector!.some((value) => value !== 0) ? index.nearest(vector!, query.qualifiers, Math.max(depth, BACKGROUND_RANK)) : Promise.resolve([]),
+      const textRanking = text.words.length + text.phrases.length > 0 ? index.fullText(text, query.qualifiers, depth) : Promise.resolve([])
+      const personNamed = textRanking.then((hits) => namesAPerson(store, text, hits))
+      const nearest = async () => {
+        const [vector] = await embedder.embed([positive.map((term) => term.text).join(' ')])
+        return vector!.some((value) => value !== 0) ? index.nearest(vector!, query.qualifiers, Math.max(depth, BACKGROUND_RANK)) : []
+      }
+      // An index that ranks in this process is asked for the nearest only where full text says they
+      // count (its calls cost CPU here, not a wait); another is asked both at once, and the nearest
+      // left out alike, so that every index answers the same.
+      const meaningRanking = index.ranksInProcess === true ? personNamed.then((named) => (named ? [] : nearest())) : nearest()
+      const [byText, named, neighbours, byPlace] = await Promise.all([
+        textRanking,
+        personNamed,
+        meaningRanking,
         options.places === false ? Promise.resolve([]) : placeRanking(index, positive, query.qualifiers, depth, nicknames),
       ])
       // Whether the words' relatives are searched depends on what the words themselves found.
       const byRelatives = options.relatives === undefined ? [] : await relativesRanking(index, text, byText, query.qualifiers, depth, options.relatives)
       // Equal vectors (the vice presidents' embedded texts are one text) tie: each index orders them
       // its own way (pgvector in none), so they are put in id order here, alike in every index.
-      const fused = fuse(byText, standingOut(neighbours.sort(bestFirst)).slice(0, depth), text.words.length, byRelatives, byPlace)
+      const byMeaning = named ? [] : standingOut(neighbours.sort(bestFirst)).slice(0, depth)
+      const fused = fuse(byText, byMeaning, text.words.length, byRelatives, byPlace)
       const ranked: StoredEntity[] = []
       // The fused list holds up to twice the results answered: the store reads the best first, as
       // many as are missing (a few more past the first read), and reads on only for those that the
@@ -160,6 +171,25 @@ async function placeRanking(index: SearchIndex, positive: readonly TextTerm[], q
   // apart is too little to tell them from the others once fused.
   const most = Math.max(0, ...hits.map((hit) => hit.matched))
   return hits.filter((hit) => hit.matched === most)
+}
+
+/**
+ * Whether the query names a person: two words or more (no phrase), which the best full-text hit
+ * matched all of, and it is a person whose names (`namesOf`) hold each of them, as typed, as
+ * another form of a given name, with a typo, or as a part. Such a query is searched without the
+ * semantic side: a person's vector embeds no name (`embeddedTextOf`), so the nearest to a name's
+ * words (`Nancy Pelosi`: the committees she sat on) are other entities that only share a word's
+ * sense. One word is not enough: a surname is often a word too, and `banks` asks for the banking
+ * committees as much as for Jim Banks (nDCG@10 0.85 with them, 0.39 without; bench/README.md).
+ */
+async function namesAPerson(store: EntityStore, text: TextQuery, byText: readonly TextHit[]): Promise<boolean> {
+  const best = byText[0]
+  if (best === undefined || best.inTextsOnly === true || text.phrases.length > 0 || text.words.length < 2 || best.matched < text.words.length) return false
+  const entity = await store.getEntity(best.id)
+  if (entity?.snapshot.type !== 'person') return false
+  const names = namesOf(entity.snapshot)
+  const grams = new Set(names.flatMap((name) => trigramsOf(name)))
+  return text.words.every((word) => matchesWord(word, [], names, grams))
 }
 
 /** The neighbours that stand out from the query's background similarity (see `STANDOUT`). */

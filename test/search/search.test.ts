@@ -213,6 +213,32 @@ for (const kind of searchIndexKinds) {
       expect(await createSearch(oneAtATime, { index, embedder, nicknames }).search(query)).toEqual(batched)
     })
 
+    it('ranks a query that names a person by full text alone, asking for the nearest vectors only where they may count', async () => {
+      const asked = { nearest: 0 }
+      const counted: SearchIndex = Object.create(index, {
+        nearest: { value: (...args: Parameters<SearchIndex['nearest']>) => (asked.nearest++, index.nearest(...args)) },
+      })
+      const search = createSearch(store, { index: counted, embedder, nicknames })
+      const textOnly = createSearch(store, { index, embedder: createNoEmbedder(), nicknames })
+      // The semantic side finds two bills for these words; the person alone is asked for, typo and all.
+      for (const q of ['Jake Auchincloss', 'Jake Auchinclos']) {
+        asked.nearest = 0
+        const query = parseGffs(q, { allowFreeText: true })
+        const found = (await search.search(query)).map((entity) => entity.id)
+        expect(found[0]).toBe('a000148')
+        expect(found).not.toContain('hres9112')
+        expect(found).toEqual((await textOnly.search(query)).map((entity) => entity.id))
+        // An index ranking in this process is not asked; another is asked at once, its answer left out.
+        expect(asked.nearest).toBe(index.ranksInProcess === true ? 0 : 1)
+      }
+      // A word that no name of the person holds, or one word alone (a surname may be a word too, `banks`): the nearest count.
+      for (const q of ['representative Auchincloss', 'Auchincloss']) {
+        asked.nearest = 0
+        await search.search(parseGffs(q, { allowFreeText: true }))
+        expect(asked.nearest).toBe(1)
+      }
+    })
+
     it('follows the feed: a renamed bill is found by its new name, deleted and merged entities are gone', async () => {
       const bill = DEMO_RECORDS.find((record) => record.id === 'hr547113')!
       await store.warehouse.upsert({ ...bill, title: 'Quokka Habitat Preservation Act' })
