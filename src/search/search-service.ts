@@ -98,7 +98,8 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
       const text = textQueryOf(positive, nicknames)
       const depth = SEARCH_LIMIT + 50 * excluded.length
       const textRanking = text.words.length + text.phrases.length > 0 ? index.fullText(text, query.qualifiers, depth) : Promise.resolve([])
-      const personNamed = textRanking.then((hits) => namesAPerson(store, text, hits))
+      // Without vectors (`--embedder none`) there are no nearest to leave out.
+      const personNamed = embedder.dimensions === 0 ? Promise.resolve(false) : textRanking.then((hits) => namesAPerson(store, text, hits))
       const nearest = async () => {
         const [vector] = await embedder.embed([positive.map((term) => term.text).join(' ')])
         return vector!.some((value) => value !== 0) ? index.nearest(vector!, query.qualifiers, Math.max(depth, BACKGROUND_RANK)) : []
