@@ -212,6 +212,52 @@ export const SEARCH_PREFILTER = [
 // Names made of syllables, so that typos and prefixes meet realistic neighbours (a surname one edit from another).
 const SYLLABLES = 'ka lo bu char mi den ver sal ton ri ga nel bro wic fen dor mar tis quin hal pe zor lu van sik ob ter ham yel cor'.split(' ')
 export const wordOf = (n, syllables) => Array.from({ length: syllables }, (_, position) => SYLLABLES[Math.floor(n / SYLLABLES.length ** position) % SYLLABLES.length]).join('')
+/**
+ * Synthetic texts of about 20 KB (sentences of 8 to 19 words), for the benchmarks of search with
+ * texts: words drawn by rank with probability 1/rank (Zipf) from 27,000 words of `syllables`
+ * syllables, `titleWords` among them at ranks 100 to about 2,000 (common in the texts, not as
+ * common as their commonest words: at ranks 1 to 110 they were in nearly every passage), from a
+ * sequence seeded by `seed` (`reseed` starts it again). `textOnlyWord`: a word no title holds.
+ */
+export function syntheticTexts(titleWords, { syllables = 3, seed = 13 } = {}) {
+  const words = Array.from({ length: 30 ** 3 }, (_, n) => wordOf(n, syllables))
+  for (const [n, word] of titleWords.entries()) words.splice(100 + 17 * n, 0, word)
+  let state = seed
+  const random = () => ((state = (state * 16807) % 2147483647) / 2147483647)
+  const word = () => words[Math.min(words.length - 1, Math.floor(words.length ** random()) - 1)]
+  const inTitles = new Set(titleWords)
+  return {
+    textOf() {
+      const sentences = []
+      let length = 0
+      while (length < 20_000) {
+        const sentence = Array.from({ length: 8 + Math.floor(random() * 12) }, word).join(' ') + '.'
+        sentences.push(sentence)
+        length += sentence.length + 1
+      }
+      return sentences.join(' ')
+    },
+    word,
+    textOnlyWord() {
+      for (;;) {
+        const drawn = word()
+        if (!inTitles.has(drawn)) return drawn
+      }
+    },
+    reseed: (next) => void (state = next),
+  }
+}
+
+/**
+ * Whether entity `n` of `total` has a text, `texts` of them: one in each run of `total / texts`, at
+ * a place that moves with the run, not the first: the type and jurisdiction cycles would otherwise
+ * give every text the same jurisdiction, and a prefilter on another would hold none.
+ */
+export function textBearers(total, texts) {
+  const stride = Math.floor(total / Math.max(1, texts))
+  return (n) => texts > 0 && n % stride === Math.floor(n / stride) % stride && n / stride < texts
+}
+
 export const FIRST_NAMES = 'john mary james patricia robert jennifer michael linda william elizabeth david barbara richard susan joseph jessica thomas sarah charles karen amy kamala joe bernie nancy mitch chuck elena sonia ruth'.split(' ')
 /** Entity n's surname, one of 20,000. */
 export const surnameOf = (n) => wordOf((n * 7919) % 20_000, 3)
@@ -315,6 +361,17 @@ export function catalogEntities() {
 }
 
 /**
+ * The texts of search-cost.mjs's catalogue with `texts` of its `total` entities given one
+ * (`textBearers`): synthetic texts of about 20 KB (`syntheticTexts`) whose words are 27,000 of four
+ * syllables, which no title and no surname holds (surnames are of three), and the catalogue's 110
+ * commonest title words.
+ */
+export function catalogTexts(total, texts) {
+  const { words } = catalogEntities()
+  return { hasText: textBearers(total, texts), titleWords: words.slice(0, 110), ...syntheticTexts(words.slice(0, 110), { syllables: 4 }) }
+}
+
+/**
  * The query sets of the search cost benchmarks, `count` distinct queries each, drawn from the
  * catalogue's own entities (`catalogEntities`, the first `total`) with a sequence seeded by `seed`:
  *   - title words: two or three consecutive words of a bill's title;
@@ -324,7 +381,7 @@ export function catalogEntities() {
  *     rare word (ranks 5,000 to 25,000), or under a broad qualifier (a type, or one of 15 jurisdictions).
  * The kinds of the last set are shuffled together, so that any slice of it holds them in the same proportions.
  */
-export function catalogQuerySets(total, count, seed = 1) {
+export function catalogQuerySets(total, count, seed = 1, texts = null) {
   const { recordOf, words, states } = catalogEntities()
   let state = seed
   const random = () => (state = (state * 48271) % 2147483647) / 2147483647
@@ -377,6 +434,8 @@ export function catalogQuerySets(total, count, seed = 1) {
       return `${given} ${typo(surname)}`
     }),
     'common word': commonWords,
+    // With texts (`catalogTexts`): one of the title words the texts hold too, beside a word only texts hold.
+    ...(texts === null ? {} : { 'a title word and a text word': (texts.reseed(17), distinct(count, () => `${texts.titleWords[below(texts.titleWords.length)]} ${texts.textOnlyWord()}`)) }),
   }
 }
 
@@ -406,21 +465,24 @@ export async function openCatalogSearch(total, distDirectory) {
 
 /**
  * The search floor's FTS5 file (`servers/search-floor.mjs`) at `file`, from `records` ({ id, type,
- * jurisdiction, title, name }): each entity's id (unindexed), title, name, and its type and
+ * jurisdiction, title, name, text }): each entity's id (unindexed), title, name, and its type and
  * jurisdiction as tokens of a column of their own (`typelegislation jurisdictionusca`) that the
  * prefilter matches and ranking weighs at 0 (FTS5 intersects them with the words: 2 to 4 times faster
  * than a WHERE on the indexed columns of a joined table, which SQLite answers by probing the FTS
- * index once for each row the prefilter keeps).
+ * index once for each row the prefilter keeps). `withTexts`: a column `text` too, of the records' `text`.
  */
-export function writeSearchFloor(file, records) {
+export function writeSearchFloor(file, records, { withTexts = false } = {}) {
   const partial = `${file}.partial`
   rmSync(partial, { force: true })
   const db = new Database(partial)
   db.exec(`PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
-    CREATE VIRTUAL TABLE search USING fts5(id UNINDEXED, title, name, qualifiers);`)
-  const insert = db.prepare('INSERT INTO search (id, title, name, qualifiers) VALUES (?, ?, ?, ?)')
+    CREATE VIRTUAL TABLE search USING fts5(id UNINDEXED, title, name, qualifiers${withTexts ? ', text' : ''});`)
+  const insert = db.prepare(`INSERT INTO search (id, title, name, qualifiers${withTexts ? ', text' : ''}) VALUES (?, ?, ?, ?${withTexts ? ', ?' : ''})`)
   db.transaction(() => {
-    for (const { id, type, jurisdiction, title, name } of records) insert.run(id, title ?? null, name ?? null, `type${type} jurisdiction${(jurisdiction ?? '').replace('-', '')}`)
+    for (const { id, type, jurisdiction, title, name, text } of records) {
+      const row = [id, title ?? null, name ?? null, `type${type} jurisdiction${(jurisdiction ?? '').replace('-', '')}`]
+      insert.run(withTexts ? [...row, text ?? null] : row)
+    }
   })()
   db.exec(`INSERT INTO search (search) VALUES ('optimize');`)
   db.close()

@@ -6,15 +6,19 @@
 //   - floor: servers/search-floor.mjs, node:http over better-sqlite3's FTS5 index of the same
 //     entities' titles and names, answering the lexical half of each query (any of its words by
 //     bm25, the prefilter as tokens the words are intersected with, up to 100 results).
+// With `--texts N`, N of the entities (spread: `textBearers`) have a plain-text rendition of about
+// 20 KB (`catalogTexts`), which `import` stores and `reindex` cuts into passages; the floor's FTS5
+// table has their texts in a column of its own; and a fifth set (`--sets text`) asks a title word
+// beside a word only texts hold.
 // Four query sets (`catalogQuerySets`), every query distinct within the run: each measurement sends a
 // slice of its set that no other measurement of that server sends, and the warm-up its own. Each
 // set at 1 and at 10 connections, the servers taking turns: queries a second, p50, p99, and CPU a
 // query (the server process's user and system time, every thread, and with --postgres its PostgreSQL
 // backends', over the queries it answered).
 //   node bench/search-cost.mjs [--entities 1000000] [--duration 5] [--sets title,prefilter,name,common]
-//     [--connections 1,10] [--only registry|floor] [--queries 3000] [--postgres URL] [--reindex]
+//     [--connections 1,10] [--only registry|floor] [--queries 3000] [--postgres URL] [--reindex] [--texts N]
 // after `npm run build`. The data is built once: the registry's under bench/.data/search-catalog-<entities>
-// (-postgres and the schema bench_search_catalog_<entities> with --postgres), the floor's in
+// (-texts-<N> with texts; -postgres and the schema bench_search_catalog_<entities> with --postgres), the floor's in
 // search-catalog-<entities>-floor.sqlite beside it; `--reindex` measures `reindex`'s peak RSS again.
 import { spawnSync } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -25,7 +29,7 @@ import { performance } from 'node:perf_hooks'
 import { finished } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { catalogEntities, catalogQuerySets, DATA_DIR, inSchema, KEY, machine, processCpuMicros, quantile, RATE_LIMIT, ROOT, startServer, writeSearchFloor } from './lib.mjs'
+import { catalogEntities, catalogQuerySets, catalogTexts, DATA_DIR, inSchema, KEY, machine, processCpuMicros, quantile, RATE_LIMIT, ROOT, startServer, writeSearchFloor } from './lib.mjs'
 
 const { values: options } = parseArgs({
   options: {
@@ -37,9 +41,12 @@ const { values: options } = parseArgs({
     queries: { type: 'string', default: '3000' },
     postgres: { type: 'string' },
     reindex: { type: 'boolean', default: false },
+    texts: { type: 'string', default: '0' },
   },
 })
 const total = Number(options.entities)
+const textCount = Number(options.texts)
+const texts = textCount > 0 ? catalogTexts(total, textCount) : null
 const duration = Number(options.duration)
 const connectionCounts = options.connections.split(',').map(Number)
 // `disk`: the same registry searching its index alone (`--no-search-in-memory`: LanceDB on disk, or inside PostgreSQL), what search cost before the resident index.
@@ -47,13 +54,14 @@ const SERVERS = ['registry', 'disk', 'floor']
 const servers = options.only === undefined ? SERVERS : options.only.split(',')
 for (const server of servers) if (!SERVERS.includes(server)) throw new Error(`--only takes ${SERVERS.join(', ')} (a comma list), not ${server}`)
 /** The sets by their short names (`--sets`). */
-const SET_NAMES = { title: 'title words', prefilter: 'title words, 2% prefilter', name: 'name with a typo', common: 'common word' }
+const SET_NAMES = { title: 'title words', prefilter: 'title words, 2% prefilter', name: 'name with a typo', common: 'common word', text: 'a title word and a text word' }
 const setNames = options.sets.split(',').map((short) => {
   if (!(short in SET_NAMES)) throw new Error(`--sets takes ${Object.keys(SET_NAMES).join(', ')}, not ${short}`)
+  if (short === 'text' && texts === null) throw new Error('--sets text needs --texts N')
   return SET_NAMES[short]
 })
 const cli = join(ROOT, 'dist/cli/main.js')
-const directory = join(DATA_DIR, `search-catalog-${total}`)
+const directory = join(DATA_DIR, `search-catalog-${total}${texts === null ? '' : `-texts-${textCount}`}`)
 /**
  * The registry as it is built and served: over the data directory with the default index (LanceDB
  * under it), or with `--postgres` the store and the index in the schema bench_search_catalog_<total>
@@ -65,9 +73,9 @@ const registry =
     : {
         label: 'registry (PostgreSQL, no vectors, in memory)',
         directory: `${directory}-postgres`,
-        schema: `bench_search_catalog_${total}`,
+        schema: `bench_search_catalog_${total}${texts === null ? '' : `_texts_${textCount}`}`,
         // pg_trgm and the other extensions are in public.
-        store: ['--database', inSchema(options.postgres, `bench_search_catalog_${total},public`)],
+        store: ['--database', inSchema(options.postgres, `bench_search_catalog_${total}${texts === null ? '' : `_texts_${textCount}`},public`)],
         search: ['--search', 'postgres', '--embedder', 'none'],
       }
 const loadAverage = () => loadavg().map((load) => load.toFixed(2)).join(', ')
@@ -98,7 +106,16 @@ async function registryData() {
   const file = join(partial, 'records.ndjson')
   const out = createWriteStream(file)
   const { recordOf } = catalogEntities()
-  for (let n = 0; n < total; n++) if (!out.write(`${JSON.stringify(recordOf(n))}\n`)) await new Promise((resolve) => out.once('drain', resolve))
+  if (texts !== null) mkdirSync(join(partial, 'texts'))
+  for (let n = 0; n < total; n++) {
+    const record = recordOf(n)
+    // A text as a plain-text rendition beside the records, which `import` stores and `reindex` reads.
+    if (texts?.hasText(n)) {
+      writeFileSync(join(partial, 'texts', `${record.id}.txt`), texts.textOf())
+      record.texts = [{ type: 'text', renditions: [{ conversion: 'original', mime: 'text/plain', language: 'en', filename: `${record.id}.txt`, file: `texts/${record.id}.txt` }] }]
+    }
+    if (!out.write(`${JSON.stringify(record)}\n`)) await new Promise((resolve) => out.once('drain', resolve))
+  }
   out.end()
   await finished(out)
   const build = {
@@ -107,6 +124,7 @@ async function registryData() {
   }
   writeFileSync(join(partial, 'build.json'), JSON.stringify({ ...build, loadAverage: loadAverage() }))
   rmSync(file)
+  rmSync(join(partial, 'texts'), { recursive: true, force: true })
   renameSync(partial, registry.directory)
   return registry.directory
 }
@@ -116,9 +134,11 @@ function floorData() {
   const file = `${directory}-floor.sqlite`
   if (existsSync(file)) return file
   const { recordOf } = catalogEntities()
+  // The same texts again: their generator started anew draws them in the same order.
+  const again = texts === null ? null : catalogTexts(total, textCount)
   writeSearchFloor(file, (function* () {
-    for (let n = 0; n < total; n++) yield recordOf(n)
-  })())
+    for (let n = 0; n < total; n++) yield again?.hasText(n) ? { ...recordOf(n), text: again.textOf() } : recordOf(n)
+  })(), { withTexts: texts !== null })
   return file
 }
 
@@ -262,7 +282,7 @@ if (options.reindex) {
 
 // Per set: the warm-up's queries, then one slice per connection count, sent to each server alike.
 const perSet = Number(options.queries)
-const allSets = catalogQuerySets(total, WARM_UP + perSet, 1)
+const allSets = catalogQuerySets(total, WARM_UP + perSet, 1, texts)
 const sets = Object.fromEntries(setNames.map((name) => [name, allSets[name]]))
 const sliceLength = Math.floor(perSet / connectionCounts.length)
 const sliceOf = (queries, at) => queries.slice(WARM_UP + at * sliceLength, WARM_UP + (at + 1) * sliceLength)

@@ -14,7 +14,7 @@ import { transformSync } from 'esbuild'
 import { fuse, tokenize } from '../dist/index.js'
 import { createWordVectorEmbedder } from '../dist/embedders/index.js'
 import { createLancedbSearchIndex } from '../dist/lancedb/index.js'
-import { DATA_DIR, machine, ms, plainWordsQuery, SEARCH_PREFILTER, searchEntities, wordOf, WORDS } from './lib.mjs'
+import { DATA_DIR, machine, ms, plainWordsQuery, SEARCH_PREFILTER, searchEntities, syntheticTexts, textBearers, WORDS } from './lib.mjs'
 
 const TOTAL = Number(process.argv.slice(2).find((argument, at, all) => /^\d+$/.test(argument) && all[at - 1] !== '--texts') ?? 1_000_000)
 const TEXTS = process.argv.includes('--texts') ? Number(process.argv[process.argv.indexOf('--texts') + 1]) : 0
@@ -22,30 +22,9 @@ const TEXTS = process.argv.includes('--texts') ? Number(process.argv[process.arg
 const { passagesOf } = await import(`data:text/javascript,${encodeURIComponent(transformSync(readFileSync(new URL('../src/texts/passages.ts', import.meta.url), 'utf8'), { loader: 'ts', format: 'esm' }).code)}`)
 const { fieldsOf, pick, reseed } = searchEntities()
 
-// Texts: 27,000 syllable words and the title words, drawn by rank with probability 1/rank (Zipf), so
-// that a text holds common words and many rare ones. The title words take ranks 100 to about 2,000:
-// common in the texts, not as common as their commonest words (at ranks 1 to 110 they were in nearly
-// every passage). Their own generator: titles stay as without texts.
-const TEXT_WORDS = Array.from({ length: 30 ** 3 }, (_, n) => wordOf(n, 3))
-for (const [n, word] of WORDS.entries()) TEXT_WORDS.splice(100 + 17 * n, 0, word)
-let textSeed = 13
-const textRandom = () => ((textSeed = (textSeed * 16807) % 2147483647) / 2147483647)
-const textWord = () => TEXT_WORDS[Math.min(TEXT_WORDS.length - 1, Math.floor(TEXT_WORDS.length ** textRandom()) - 1)]
-function textOf() {
-  const words = []
-  let length = 0
-  while (length < 20_000) {
-    const sentence = Array.from({ length: 8 + Math.floor(textRandom() * 12) }, textWord).join(' ') + '.'
-    words.push(sentence)
-    length += sentence.length + 1
-  }
-  return words.join(' ')
-}
-// One entity in each run of `stride`, at a place that moves with the run, not the first: the type
-// and jurisdiction cycles (3 and 10) would otherwise give every text the same jurisdiction, and a
-// prefilter on another would hold none.
-const stride = Math.floor(TOTAL / Math.max(1, TEXTS))
-const hasText = (n) => TEXTS > 0 && n % stride === Math.floor(n / stride) % stride && n / stride < TEXTS
+// Texts: their own generator (`syntheticTexts`), so that titles stay as without texts.
+const texts = syntheticTexts(WORDS)
+const hasText = textBearers(TOTAL, TEXTS)
 
 const embedder = createWordVectorEmbedder()
 mkdirSync(DATA_DIR, { recursive: true })
@@ -66,7 +45,7 @@ if (fresh) {
     for (const [position, upsert] of upserts.entries()) {
       if (!hasText(start + position)) continue
       let at = performance.now()
-      const body = textOf()
+      const body = texts.textOf()
       text.generating += performance.now() - at
       at = performance.now()
       // As the indexer makes them: cut, then each passage tokenized.
@@ -101,8 +80,8 @@ const qualifiers = SEARCH_PREFILTER
 reseed(11) // the same queries whether or not this run built the data
 const queries = Array.from({ length: 60 }, () => `${pick(WORDS)} ${pick(WORDS)}`)
 // With texts, also words found only in them: one beside a title word, and two alone.
-textSeed = 17
-const textOnlyWord = () => { for (;;) { const word = textWord(); if (!WORDS.includes(word)) return word } }
+texts.reseed(17)
+const { textOnlyWord } = texts
 const querySets = TEXTS === 0 ? { 'title words': queries } : {
   'title words': queries,
   'a title word and a text word': Array.from({ length: 40 }, () => `${pick(WORDS)} ${textOnlyWord()}`),

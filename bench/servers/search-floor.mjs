@@ -1,6 +1,6 @@
 // The floor of search (`search-cost.mjs`): what a user could write in thirty lines over SQLite's own
-// full-text index. node:http and better-sqlite3 over an FTS5 table of the entities' titles and names
-// (`search-cost.mjs` builds it next to the registry's data), answering the lexical half of
+// full-text index. node:http and better-sqlite3 over an FTS5 table of the entities' titles and names,
+// and texts when they have some (`search-cost.mjs` builds it next to the registry's data), answering the lexical half of
 // `/v1/search?q=…`: any of the query's words (FTS5's `OR`), ranked by `bm25()`, `type:` and
 // `jurisdiction:` matched as tokens of a column of their own, up to 100 results as JSON (ids and
 // titles). No authentication, no validation: the bench only sends what it serves.
@@ -9,8 +9,9 @@ import { createServer } from 'node:http'
 import Database from 'better-sqlite3'
 
 const db = new Database(process.argv[2], { readonly: true })
-// Columns id, title, name, qualifiers: the qualifiers' tokens are for matching, not ranking.
-const statement = db.prepare('SELECT id, title FROM search WHERE search MATCH ? ORDER BY bm25(search, 0, 1, 1, 0) LIMIT 100')
+// Columns id, title, name, qualifiers, and with texts text: the qualifiers' tokens are for matching, not ranking.
+const weights = db.pragma('table_info(search)').map(({ name }) => (name === 'id' || name === 'qualifiers' ? 0 : 1))
+const statement = db.prepare(`SELECT id, title FROM search WHERE search MATCH ? ORDER BY bm25(search, ${weights.join(', ')}) LIMIT 100`)
 const QUALIFIED = ['type', 'jurisdiction']
 const tokensOf = (text) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
 

@@ -100,14 +100,14 @@ export function createSearch(store: EntityStore, options: SearchOptions): Search
       const textRanking = text.words.length + text.phrases.length > 0 ? index.fullText(text, query.qualifiers, depth) : Promise.resolve([])
       // Without vectors (`--embedder none`) there are no nearest to leave out.
       const personNamed = embedder.dimensions === 0 ? Promise.resolve(false) : textRanking.then((hits) => namesAPerson(store, text, hits))
-      const nearest = async () => {
+      const neighboursOfQuery = async () => {
         const [vector] = await embedder.embed([positive.map((term) => term.text).join(' ')])
         return vector!.some((value) => value !== 0) ? index.nearest(vector!, query.qualifiers, Math.max(depth, BACKGROUND_RANK)) : []
       }
       // An index that ranks in this process is asked for the nearest only where full text says they
       // count (its calls cost CPU here, not a wait); another is asked both at once, and the nearest
       // left out alike, so that every index answers the same.
-      const meaningRanking = index.ranksInProcess === true ? personNamed.then((named) => (named ? [] : nearest())) : nearest()
+      const meaningRanking = index.ranksInProcess === true ? personNamed.then((named) => (named ? [] : neighboursOfQuery())) : neighboursOfQuery()
       const [byText, named, neighbours, byPlace] = await Promise.all([
         textRanking,
         personNamed,
