@@ -67,15 +67,16 @@ const directory = join(DATA_DIR, `search-catalog-${total}${texts === null ? '' :
  * under it), or with `--postgres` the store and the index in the schema bench_search_catalog_<total>
  * (no vectors: the shared server has no pgvector), the data directory holding only the blobs.
  */
+const schema = `bench_search_catalog_${total}${texts === null ? '' : `_texts_${textCount}`}`
 const registry =
   options.postgres === undefined
     ? { label: 'registry (LanceDB, in memory)', directory, store: [], search: [] }
     : {
         label: 'registry (PostgreSQL, no vectors, in memory)',
         directory: `${directory}-postgres`,
-        schema: `bench_search_catalog_${total}${texts === null ? '' : `_texts_${textCount}`}`,
+        schema,
         // pg_trgm and the other extensions are in public.
-        store: ['--database', inSchema(options.postgres, `bench_search_catalog_${total}${texts === null ? '' : `_texts_${textCount}`},public`)],
+        store: ['--database', inSchema(options.postgres, `${schema},public`)],
         search: ['--search', 'postgres', '--embedder', 'none'],
       }
 const loadAverage = () => loadavg().map((load) => load.toFixed(2)).join(', ')

@@ -189,7 +189,8 @@ async function namesAPerson(store: EntityStore, text: TextQuery, byText: readonl
   const entity = await store.getEntity(best.id)
   if (entity?.snapshot.type !== 'person') return false
   const names = namesOf(entity.snapshot)
-  const grams = new Set(names.flatMap((name) => trigramsOf(name)))
+  // The names' trigrams as every index makes them (`textScorer`, LanceDB's hits): of the names joined.
+  const grams = new Set(trigramsOf(names.join(' ')))
   return text.words.every((word) => matchesWord(word, [], names, grams))
 }
 
